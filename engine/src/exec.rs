@@ -1,0 +1,410 @@
+//! run_plan: execute a plan with a bounded number of transfers in flight, recording figures.
+//!
+//! An `Executor` lives for one phase of one rank. Open handles survive between `run` calls,
+//! so a phase can be fed in chunks (collect-and-write) and still open and close once.
+
+use crate::buffer::AlignedBuf;
+use crate::clock::now_ns;
+use crate::histogram::{new_histogram, record};
+use crate::payload::{stream_id, Payload};
+use crate::plan::{Op, Plan, Row};
+use crate::target::{Handle, Mode, Target};
+use crate::timeline::Timeline;
+use hdrhistogram::Histogram;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+const KEPT_ERRORS: usize = 5;
+
+/// Earliest start, latest end (ns since t0) and summed busy time of one kind of operation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Span {
+    pub start_ns: Option<u64>,
+    pub end_ns: Option<u64>,
+}
+
+impl Span {
+    fn add(&mut self, start: u64, end: u64) {
+        self.start_ns = Some(self.start_ns.map_or(start, |s| s.min(start)));
+        self.end_ns = Some(self.end_ns.map_or(end, |e| e.max(end)));
+    }
+
+    fn merge(&mut self, other: &Span) {
+        if let (Some(s), Some(e)) = (other.start_ns, other.end_ns) {
+            self.add(s, e);
+        }
+    }
+}
+
+pub struct Figures {
+    pub open: Span,
+    pub transfer: Span,
+    pub close: Span,
+    pub bytes: u64,
+    pub ops: u64,
+    pub errors: u64,
+    pub first_errors: Vec<String>,
+    pub latency: Histogram<u64>,
+    pub timeline: Timeline,
+}
+
+impl Default for Figures {
+    fn default() -> Self {
+        Self {
+            open: Span::default(),
+            transfer: Span::default(),
+            close: Span::default(),
+            bytes: 0,
+            ops: 0,
+            errors: 0,
+            first_errors: Vec::new(),
+            latency: new_histogram(),
+            timeline: Timeline::default(),
+        }
+    }
+}
+
+impl Figures {
+    fn error(&mut self, message: String) {
+        self.errors += 1;
+        if self.first_errors.len() < KEPT_ERRORS {
+            self.first_errors.push(message);
+        }
+    }
+
+    fn merge(&mut self, other: Figures) {
+        self.open.merge(&other.open);
+        self.transfer.merge(&other.transfer);
+        self.close.merge(&other.close);
+        self.bytes += other.bytes;
+        self.ops += other.ops;
+        self.errors += other.errors;
+        for message in other.first_errors {
+            if self.first_errors.len() < KEPT_ERRORS {
+                self.first_errors.push(message);
+            }
+        }
+        self.latency.add(&other.latency).expect("histograms share bounds");
+        self.timeline.merge(&other.timeline);
+    }
+}
+
+/// Where the bytes of transfers come from or go to.
+pub enum Data<'a> {
+    /// Generated from the payload on write; checked against it on read when verifying.
+    Payload,
+    /// Written from this buffer, consumed in plan order (collect-and-write).
+    Source(&'a [u8]),
+    /// Read into this buffer, filled in plan order (read-and-scatter).
+    Sink(&'a mut [u8]),
+}
+
+pub struct Executor {
+    target: Arc<dyn Target>,
+    payload: Payload,
+    t0_ns: u64,
+    in_flight: usize,
+    verify: bool,
+    direct: bool,
+    handles: HashMap<String, Arc<Handle>>,
+    buffers: Vec<AlignedBuf>,
+    failed: bool,
+    pub figures: Figures,
+}
+
+struct Shared<'a> {
+    target: &'a dyn Target,
+    payload: &'a Payload,
+    t0_ns: u64,
+    verify: bool,
+    direct: bool,
+    keys: &'a [String],
+    handles: &'a [Option<Arc<Handle>>],
+    stop: &'a AtomicBool,
+}
+
+impl Executor {
+    pub fn new(
+        target: Arc<dyn Target>,
+        seed: u64,
+        t0_ns: u64,
+        in_flight: usize,
+        verify: bool,
+        direct: bool,
+    ) -> Self {
+        Self {
+            target,
+            payload: Payload::new(seed),
+            t0_ns,
+            in_flight: in_flight.max(1),
+            verify,
+            direct,
+            handles: HashMap::new(),
+            buffers: Vec::new(),
+            failed: false,
+            figures: Figures::default(),
+        }
+    }
+
+    fn since_t0(&self, t: u64) -> u64 {
+        t.saturating_sub(self.t0_ns)
+    }
+
+    /// Run every row of `plan`. After an I/O error the rest of the phase is skipped and
+    /// the handles are closed untimed; the error is in the figures.
+    pub fn run(&mut self, plan: &Plan, mut data: Data) {
+        let mut i = 0;
+        while i < plan.rows.len() && !self.failed {
+            let row = plan.rows[i];
+            if row.op.is_transfer() {
+                let end = plan.rows[i..]
+                    .iter()
+                    .position(|r| !r.op.is_transfer())
+                    .map_or(plan.rows.len(), |p| i + p);
+                self.transfers(plan, &plan.rows[i..end], &mut data);
+                i = end;
+            } else {
+                self.control(plan, row);
+                i += 1;
+            }
+        }
+        if self.failed {
+            self.handles.clear();
+        }
+    }
+
+    fn control(&mut self, plan: &Plan, row: Row) {
+        let key = &plan.keys[row.key as usize];
+        let start = now_ns();
+        let outcome = match row.op {
+            Op::OpenWrite | Op::OpenRead => {
+                let mode = if row.op == Op::OpenWrite { Mode::Write } else { Mode::Read };
+                self.target.open(key, mode).map(|h| {
+                    self.handles.insert(key.clone(), Arc::new(h));
+                })
+            }
+            Op::Sync => match self.handles.get(key) {
+                Some(h) => self.target.sync(h),
+                None => Err(not_open(key)),
+            },
+            Op::Close => match self.handles.remove(key) {
+                Some(h) => match Arc::try_unwrap(h) {
+                    Ok(h) => self.target.close(h),
+                    Err(_) => Err(std::io::Error::other("handle still in use")),
+                },
+                None => Err(not_open(key)),
+            },
+            Op::Write | Op::Read => unreachable!("transfers are batched"),
+        };
+        let end = now_ns();
+        let (s, e) = (self.since_t0(start), self.since_t0(end));
+        match row.op {
+            Op::OpenWrite | Op::OpenRead => self.figures.open.add(s, e),
+            _ => self.figures.close.add(s, e),
+        }
+        if let Err(e) = outcome {
+            self.figures.error(format!("{:?} {key}: {e}", row.op).to_lowercase());
+            self.failed = true;
+        }
+    }
+
+    fn transfers(&mut self, plan: &Plan, rows: &[Row], data: &mut Data) {
+        let max_len = rows.iter().map(|r| r.length).max().unwrap_or(0) as usize;
+        let workers = self.in_flight.min(rows.len()).max(1);
+        let needs_buffer = self.direct || matches!(data, Data::Payload);
+        if needs_buffer {
+            while self.buffers.len() < workers {
+                self.buffers.push(AlignedBuf::new(max_len));
+            }
+            for b in self.buffers.iter_mut().take(workers) {
+                if b.len() < max_len {
+                    *b = AlignedBuf::new(max_len);
+                }
+            }
+        }
+        let handles: Vec<Option<Arc<Handle>>> =
+            plan.keys.iter().map(|k| self.handles.get(k).cloned()).collect();
+        let stop = AtomicBool::new(false);
+        let shared = Shared {
+            target: self.target.as_ref(),
+            payload: &self.payload,
+            t0_ns: self.t0_ns,
+            verify: self.verify,
+            direct: self.direct,
+            keys: plan.keys,
+            handles: &handles,
+            stop: &stop,
+        };
+        // Caller-supplied buffers are cut into one disjoint slice per row, in plan order.
+        let slots: Vec<Mutex<Slot>> = match data {
+            Data::Payload => Vec::new(),
+            Data::Source(src) => {
+                let mut pos = 0usize;
+                rows.iter()
+                    .map(|r| {
+                        let len = r.length as usize;
+                        let slot = src.get(pos..pos + len).map_or(Slot::Missing, Slot::From);
+                        pos += len;
+                        Mutex::new(slot)
+                    })
+                    .collect()
+            }
+            Data::Sink(dst) => {
+                let mut rest: &mut [u8] = std::mem::take(dst);
+                rows.iter()
+                    .map(|r| {
+                        let len = r.length as usize;
+                        if rest.len() < len {
+                            return Mutex::new(Slot::Missing);
+                        }
+                        let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+                        rest = tail;
+                        Mutex::new(Slot::Into(head))
+                    })
+                    .collect()
+            }
+        };
+        let next = AtomicUsize::new(0);
+        let buffers = &mut self.buffers;
+        let results: Vec<Figures> = if workers == 1 {
+            let buf = buffers.first_mut();
+            vec![worker(&shared, rows, &slots, &next, buf)]
+        } else {
+            std::thread::scope(|scope| {
+                let mut bufs: Vec<Option<&mut AlignedBuf>> = buffers.iter_mut().map(Some).collect();
+                bufs.resize_with(workers, || None);
+                let handles: Vec<_> = bufs
+                    .into_iter()
+                    .take(workers)
+                    .map(|buf| {
+                        let (shared, slots, next) = (&shared, &slots, &next);
+                        scope.spawn(move || worker(shared, rows, slots, next, buf))
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().expect("I/O worker panicked")).collect()
+            })
+        };
+        for figures in results {
+            self.figures.merge(figures);
+        }
+        if stop.load(Ordering::Relaxed) {
+            self.failed = true;
+        }
+    }
+}
+
+enum Slot<'a> {
+    From(&'a [u8]),
+    Into(&'a mut [u8]),
+    Missing,
+}
+
+fn not_open(key: &str) -> std::io::Error {
+    std::io::Error::other(format!("{key} is not open"))
+}
+
+/// One in-flight lane: takes the next row until none is left or a lane failed.
+fn worker(
+    s: &Shared,
+    rows: &[Row],
+    slots: &[Mutex<Slot>],
+    next: &AtomicUsize,
+    mut buf: Option<&mut AlignedBuf>,
+) -> Figures {
+    let mut figures = Figures::default();
+    loop {
+        if s.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(row) = rows.get(i) else { break };
+        let key = &s.keys[row.key as usize];
+        let len = row.length as usize;
+        let Some(handle) = s.handles[row.key as usize].as_deref() else {
+            figures.error(format!("{key} is not open"));
+            s.stop.store(true, Ordering::Relaxed);
+            break;
+        };
+        let stream = stream_id(row.writer, key);
+        let mut slot = slots.get(i).map(|m| std::mem::replace(&mut *m.lock().unwrap(), Slot::Missing));
+        if matches!(slot, Some(Slot::Missing)) {
+            figures.error(format!("{key}: caller buffer too small for row {i}"));
+            s.stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        let start = now_ns();
+        let result = match (row.op, slot.as_mut()) {
+            (Op::Write, None) => {
+                let b = buf.as_deref_mut().expect("payload writes have a buffer").as_mut_slice(len);
+                s.payload.fill(stream, row.offset, b);
+                timed(|| s.target.write_at(handle, row.offset, b))
+            }
+            (Op::Write, Some(Slot::From(src))) => match buf.as_deref_mut().filter(|_| s.direct) {
+                Some(aligned) => {
+                    let b = aligned.as_mut_slice(len);
+                    b.copy_from_slice(src);
+                    timed(|| s.target.write_at(handle, row.offset, b))
+                }
+                None => timed(|| s.target.write_at(handle, row.offset, src)),
+            },
+            (Op::Read, None) => {
+                let b = buf.as_deref_mut().expect("payload reads have a buffer").as_mut_slice(len);
+                let r = timed(|| s.target.read_at(handle, row.offset, b));
+                r.and_then(|lat| verified(s, stream, row, key, b).map(|()| lat))
+            }
+            (Op::Read, Some(Slot::Into(dst))) => match buf.as_deref_mut().filter(|_| s.direct) {
+                Some(aligned) => {
+                    let b = aligned.as_mut_slice(len);
+                    let r = timed(|| s.target.read_at(handle, row.offset, b));
+                    dst.copy_from_slice(b);
+                    r
+                }
+                None => timed(|| s.target.read_at(handle, row.offset, dst)),
+            },
+            _ => Err(Failure::Io(std::io::Error::other("plan row does not match its data"))),
+        };
+        let end = now_ns();
+        figures.transfer.add(start.saturating_sub(s.t0_ns), end.saturating_sub(s.t0_ns));
+        match result {
+            Ok(latency_ns) => {
+                record(&mut figures.latency, latency_ns);
+                figures.bytes += row.length;
+                figures.ops += 1;
+                figures.timeline.add(end.saturating_sub(s.t0_ns), row.length);
+            }
+            Err(Failure::Mismatch(message)) => figures.error(message),
+            Err(Failure::Io(e)) => {
+                let verb = if row.op == Op::Write { "write" } else { "read" };
+                figures.error(format!("{verb} {key} offset {}: {e}", row.offset));
+                s.stop.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+    figures
+}
+
+enum Failure {
+    Io(std::io::Error),
+    Mismatch(String),
+}
+
+/// Latency of the storage call alone (fio's clat): payload generation and checks stay outside.
+fn timed(call: impl FnOnce() -> std::io::Result<()>) -> Result<u64, Failure> {
+    let start = now_ns();
+    call().map_err(Failure::Io)?;
+    Ok(now_ns() - start)
+}
+
+fn verified(s: &Shared, stream: u64, row: &Row, key: &str, buf: &[u8]) -> Result<(), Failure> {
+    if !s.verify {
+        return Ok(());
+    }
+    match s.payload.check(stream, row.offset, buf) {
+        None => Ok(()),
+        Some(m) => Err(Failure::Mismatch(format!(
+            "verify failed: {key} offset {}: expected 0x{:02x}, found 0x{:02x} (data of rank {})",
+            m.offset, m.expected, m.found, row.writer
+        ))),
+    }
+}

@@ -1,0 +1,214 @@
+//! hpcio._engine: every byte of storage I/O. Registration only; logic lives in the modules.
+
+mod buffer;
+mod clock;
+mod error;
+pub mod exec;
+pub mod histogram;
+pub mod payload;
+pub mod plan;
+pub mod target;
+pub mod timeline;
+
+use numpy::{PyReadonlyArray1, PyReadwriteArray1};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::sync::Arc;
+
+#[pyfunction]
+fn clock_ns() -> u64 {
+    clock::now_ns()
+}
+
+/// True when this module was compiled without optimisations (figures would be meaningless).
+#[pyfunction]
+fn debug_build() -> bool {
+    cfg!(debug_assertions)
+}
+
+#[pyclass(name = "Target", module = "hpcio._engine", frozen)]
+struct PyTarget {
+    inner: Arc<dyn target::Target>,
+    url: String,
+    direct: bool,
+}
+
+#[pymethods]
+impl PyTarget {
+    #[new]
+    #[pyo3(signature = (url, *, direct = false))]
+    fn new(url: &str, direct: bool) -> PyResult<Self> {
+        let options = target::OpenOptions { direct };
+        let inner = target::open_target(url, &options).map_err(error::invalid)?;
+        Ok(Self { inner, url: url.to_string(), direct })
+    }
+
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
+    fn probe(&self, py: Python<'_>, write: bool) -> PyResult<()> {
+        py.detach(|| self.inner.probe(write))
+            .map_err(|e| error::target_error("cannot use", &self.url, &e))
+    }
+
+    fn remove(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<usize> {
+        py.detach(|| {
+            let mut removed = 0;
+            for key in &keys {
+                if self.inner.remove(key)? {
+                    removed += 1;
+                }
+            }
+            Ok(removed)
+        })
+        .map_err(|e: std::io::Error| error::target_error("cannot remove from", &self.url, &e))
+    }
+}
+
+#[pyclass(name = "Executor", module = "hpcio._engine")]
+struct PyExecutor {
+    inner: exec::Executor,
+}
+
+#[pymethods]
+impl PyExecutor {
+    #[new]
+    #[pyo3(signature = (target, *, seed, t0_ns, in_flight = 1, verify = false))]
+    fn new(target: &PyTarget, seed: u64, t0_ns: u64, in_flight: usize, verify: bool) -> Self {
+        let inner =
+            exec::Executor::new(target.inner.clone(), seed, t0_ns, in_flight, verify, target.direct);
+        Self { inner }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (ops, key_index, offsets, lengths, writers, keys, *, source = None, sink = None))]
+    fn run(
+        &mut self,
+        py: Python<'_>,
+        ops: PyReadonlyArray1<u8>,
+        key_index: PyReadonlyArray1<u32>,
+        offsets: PyReadonlyArray1<u64>,
+        lengths: PyReadonlyArray1<u64>,
+        writers: PyReadonlyArray1<u32>,
+        keys: Vec<String>,
+        source: Option<PyReadonlyArray1<u8>>,
+        mut sink: Option<PyReadwriteArray1<u8>>,
+    ) -> PyResult<()> {
+        let contiguous = |e: numpy::AsSliceError| error::invalid(e.to_string());
+        let plan = plan::Plan::from_columns(
+            ops.as_slice().map_err(contiguous)?,
+            key_index.as_slice().map_err(contiguous)?,
+            offsets.as_slice().map_err(contiguous)?,
+            lengths.as_slice().map_err(contiguous)?,
+            writers.as_slice().map_err(contiguous)?,
+            &keys,
+        )
+        .map_err(error::invalid)?;
+        let data = match (&source, &mut sink) {
+            (Some(_), Some(_)) => return Err(error::invalid("give a source or a sink, not both")),
+            (Some(src), None) => exec::Data::Source(src.as_slice().map_err(contiguous)?),
+            (None, Some(dst)) => exec::Data::Sink(dst.as_slice_mut().map_err(contiguous)?),
+            (None, None) => exec::Data::Payload,
+        };
+        let inner = &mut self.inner;
+        py.detach(move || inner.run(&plan, data));
+        Ok(())
+    }
+
+    /// The figures of everything run so far, as a dict (times in ns since t0).
+    fn figures<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = &self.inner.figures;
+        let d = PyDict::new(py);
+        for (name, span) in [("open", f.open), ("transfer", f.transfer), ("close", f.close)] {
+            d.set_item(format!("{name}_start_ns"), span.start_ns)?;
+            d.set_item(format!("{name}_end_ns"), span.end_ns)?;
+        }
+        d.set_item("bytes", f.bytes)?;
+        d.set_item("ops", f.ops)?;
+        d.set_item("errors", f.errors)?;
+        d.set_item("first_errors", f.first_errors.clone())?;
+        d.set_item("latency_hdr", PyBytes::new(py, &histogram::encode(&f.latency)))?;
+        d.set_item("timeline_width_ns", f.timeline.width_ns)?;
+        d.set_item("timeline_bytes", f.timeline.buckets.clone())?;
+        Ok(d)
+    }
+}
+
+/// Merge HDR histograms (V2 bytes) into one.
+#[pyfunction]
+fn histogram_merge<'py>(py: Python<'py>, parts: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyBytes>> {
+    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let merged = histogram::merge(&refs).map_err(error::invalid)?;
+    Ok(PyBytes::new(py, &histogram::encode(&merged)))
+}
+
+/// Count, min, max, mean and the values at `quantiles` (0..1) of a histogram, in ns.
+#[pyfunction]
+fn histogram_summary<'py>(
+    py: Python<'py>,
+    encoded: &[u8],
+    quantiles: Vec<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let h = histogram::decode(encoded).map_err(error::invalid)?;
+    let d = PyDict::new(py);
+    let empty = h.is_empty();
+    d.set_item("count", h.len())?;
+    d.set_item("min_ns", if empty { 0 } else { h.min() })?;
+    d.set_item("max_ns", if empty { 0 } else { h.max() })?;
+    d.set_item("mean_ns", if empty { 0.0 } else { h.mean() })?;
+    let values: Vec<u64> = quantiles
+        .iter()
+        .map(|&q| if empty { 0 } else { h.value_at_quantile(q) })
+        .collect();
+    d.set_item("quantiles_ns", values)?;
+    Ok(d)
+}
+
+/// Fill `buf` with `writer`'s payload for `key` from `offset` (collect-and-write contributors).
+#[pyfunction]
+fn payload_fill(
+    py: Python<'_>,
+    mut buf: PyReadwriteArray1<u8>,
+    seed: u64,
+    writer: u32,
+    key: &str,
+    offset: u64,
+) -> PyResult<()> {
+    let slice = buf.as_slice_mut().map_err(|e| error::invalid(e.to_string()))?;
+    let payload = payload::Payload::new(seed);
+    let stream = payload::stream_id(writer, key);
+    py.detach(|| payload.fill(stream, offset, slice));
+    Ok(())
+}
+
+/// The first (offset, expected, found) where `buf` differs from the payload, or None.
+#[pyfunction]
+fn payload_check(
+    py: Python<'_>,
+    buf: PyReadonlyArray1<u8>,
+    seed: u64,
+    writer: u32,
+    key: &str,
+    offset: u64,
+) -> PyResult<Option<(u64, u8, u8)>> {
+    let slice = buf.as_slice().map_err(|e| error::invalid(e.to_string()))?;
+    let payload = payload::Payload::new(seed);
+    let stream = payload::stream_id(writer, key);
+    let mismatch = py.detach(|| payload.check(stream, offset, slice));
+    Ok(mismatch.map(|m| (m.offset, m.expected, m.found)))
+}
+
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(clock_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(debug_build, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram_merge, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(payload_fill, m)?)?;
+    m.add_function(wrap_pyfunction!(payload_check, m)?)?;
+    m.add_class::<PyTarget>()?;
+    m.add_class::<PyExecutor>()?;
+    Ok(())
+}

@@ -1,0 +1,45 @@
+"""What rank 0 prints while a run goes and when it ends."""
+
+from __future__ import annotations
+
+from hpcio.results.schema import PhaseFigures, ResultDocument
+from hpcio.spec.model import RunSpec
+from hpcio.units import format_bytes
+
+_MIB = float(1 << 20)
+
+
+def header(run: RunSpec, nodes: int, ranks_per_node: int) -> str:
+    scope = f", read scope {run.read_scope}" if run.pattern == "sfmr" else ""
+    flags = [name for name in ("fsync", "direct", "verify", "reorder") if getattr(run, name)]
+    return (
+        f"hpcio run: {run.pattern} on {run.target.url}, {run.ranks} ranks on {nodes} node(s) "
+        f"({ranks_per_node} per node), {format_bytes(run.size_per_rank_bytes)} per rank, "
+        f"transfer {format_bytes(run.transfer_bytes)}, {run.segments} segment(s), "
+        f"{run.iterations} iteration(s){scope}" + (f" [{' '.join(flags)}]" if flags else "")
+    )
+
+
+def progress_line(f: PhaseFigures, iterations: int) -> str:
+    return (
+        f"  iter {f.iteration + 1}/{iterations}  {f.phase:<5}  "
+        f"{f.bandwidth_bytes_per_s / _MIB:>10.2f} MiB/s  {f.phase_time_s:>9.4f} s  "
+        f"(open {f.open_time_s:.4f}, transfer {f.transfer_time_s:.4f}, "
+        f"close {f.close_time_s:.4f}; stonewall {f.stonewall_bandwidth_bytes_per_s / _MIB:.2f} "
+        f"MiB/s)"
+    )
+
+
+def summary(doc: ResultDocument) -> str:
+    lines = [
+        "  phase    bw mean (MiB/s)      min        max   time mean (s)   p50 op (ms)  "
+        "p99 op (ms)"
+    ]
+    for phase, s in doc.summary.items():
+        bw = s.bandwidth_mib_s
+        lines.append(
+            f"  {phase:<5}  {bw.mean:>16.2f} {bw.min:>10.2f} {bw.max:>10.2f} "
+            f"{s.seconds.mean:>15.4f} {s.latency.p50_s * 1e3:>13.3f} {s.latency.p99_s * 1e3:>12.3f}"
+        )
+    lines.append("  cache: " + "; ".join(doc.cache.notes))
+    return "\n".join(lines)

@@ -1,0 +1,59 @@
+"""Result documents on disk: JSON Lines, one document per run; appending makes sweeps resumable."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from hpcio.errors import ResultsError
+from hpcio.results.schema import KIND, SCHEMA_VERSION, ResultDocument
+
+
+def append(path: str | os.PathLike[str], document: ResultDocument) -> None:
+    """Append one document as one line, flushed and fsynced so a killed sweep loses nothing."""
+    line = json.dumps(document.to_dict(), separators=(",", ":")) + "\n"
+    try:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(line)
+            out.flush()
+            os.fsync(out.fileno())
+    except OSError as e:
+        raise ResultsError(f"cannot write results to {path}: {e.strerror}") from None
+
+
+def read_records(path: str | os.PathLike[str]) -> Iterator[dict]:
+    """Every document in a JSON Lines file, as plain dicts.
+
+    Raises:
+        ResultsError: the file is missing, or a line is not an hpcio result document.
+    """
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise ResultsError(f"cannot read results {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ResultsError(f"{path}: not a text file of hpcio results") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            # A sweep killed mid-write leaves at most a partial last line: skip only that.
+            if number == len(lines):
+                continue
+            raise ResultsError(f"{path}:{number}: not JSON ({e.msg})") from None
+        if not isinstance(record, dict) or record.get("kind") != KIND:
+            raise ResultsError(f"{path}:{number}: not an hpcio result document")
+        if record.get("schema_version") != SCHEMA_VERSION:
+            raise ResultsError(
+                f"{path}:{number}: schema version {record.get('schema_version')} "
+                f"(this hpcio reads {SCHEMA_VERSION})"
+            )
+        yield record
+
+
+def read(path: str | os.PathLike[str]) -> list[ResultDocument]:
+    return [ResultDocument.from_dict(r) for r in read_records(path)]

@@ -1,0 +1,162 @@
+"""The result document: one JSON object per run, self-describing, schema versioned.
+
+docs/results.md describes every field. Keys are the snake_case field names with units.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+SCHEMA_VERSION = 1
+#: Marks a JSON object as an hpcio result document.
+KIND = "hpcio.result"
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyPercentiles:
+    """Per-op latency of the storage call, from HDR histograms merged across ranks."""
+
+    count: int
+    mean_s: float
+    p50_s: float
+    p90_s: float
+    p99_s: float
+    p999_s: float
+    max_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class RankTimes:
+    """One rank's raw times in one phase, seconds since its own post-barrier t0."""
+
+    rank: int
+    node: int
+    start_s: float
+    end_s: float
+    open_s: float
+    transfer_s: float
+    close_s: float
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseFigures:
+    """One phase of one iteration, reduced across ranks as IOR does."""
+
+    phase: str
+    iteration: int
+    ranks: int
+    nodes: int
+    bytes_total: int
+    ops_total: int
+    errors: int
+    first_errors: tuple[str, ...]
+    phase_time_s: float
+    bandwidth_bytes_per_s: float
+    stonewall_time_s: float
+    stonewall_bytes: int
+    stonewall_bandwidth_bytes_per_s: float
+    open_time_s: float
+    transfer_time_s: float
+    close_time_s: float
+    latency: LatencyPercentiles
+    latency_hdr_b64: str
+    per_rank: tuple[RankTimes, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    mean: float
+    median: float
+    min: float
+    max: float
+    stddev: float
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSummary:
+    """One phase over all iterations."""
+
+    iterations: int
+    bytes_total: int
+    bandwidth_mib_s: Stats
+    stonewall_bandwidth_mib_s: Stats
+    seconds: Stats
+    open_seconds: Stats
+    transfer_seconds: Stats
+    close_seconds: Stats
+    latency: LatencyPercentiles
+    errors: int
+
+
+@dataclass(frozen=True, slots=True)
+class CacheRecord:
+    """What the figures did and did not bypass, so nobody mistakes RAM for storage."""
+
+    direct_io: bool
+    fsync_in_write_phase: bool
+    caches_dropped: bool
+    read_back_from: str
+    data_set_bytes: int
+    data_per_node_bytes: int
+    node_ram_bytes: int
+    reads_may_hit_page_cache: bool
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ResultDocument:
+    schema_version: int
+    kind: str
+    hpcio_version: str
+    started_at_utc: str
+    finished_at_utc: str
+    hosts: tuple[str, ...]
+    ranks: int
+    nodes: int
+    ranks_per_node: int
+    run: dict[str, Any]
+    cache: CacheRecord
+    phases: tuple[PhaseFigures, ...]
+    summary: dict[str, PhaseSummary]
+    engine: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> ResultDocument:
+        return _build(cls, record)
+
+
+def _build(cls: Any, value: Any) -> Any:
+    """Rebuild nested frozen dataclasses from the plain JSON a document was written as."""
+    hints = {f.name: f.type for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for name, hint in hints.items():
+        item = value[name]
+        nested = _NESTED.get((cls.__name__, name))
+        if nested is None:
+            kwargs[name] = tuple(item) if isinstance(item, list) and "tuple" in str(hint) else item
+        elif isinstance(item, list):
+            kwargs[name] = tuple(_build(nested, x) for x in item)
+        elif isinstance(item, dict) and "dict" in str(hint):
+            kwargs[name] = {k: _build(nested, v) for k, v in item.items()}
+        else:
+            kwargs[name] = _build(nested, item)
+    return cls(**kwargs)
+
+
+_NESTED: dict[tuple[str, str], type] = {
+    ("ResultDocument", "cache"): CacheRecord,
+    ("ResultDocument", "phases"): PhaseFigures,
+    ("ResultDocument", "summary"): PhaseSummary,
+    ("PhaseFigures", "latency"): LatencyPercentiles,
+    ("PhaseFigures", "per_rank"): RankTimes,
+    ("PhaseSummary", "latency"): LatencyPercentiles,
+    **{("PhaseSummary", n): Stats for n in ("bandwidth_mib_s", "stonewall_bandwidth_mib_s",
+                                            "seconds", "open_seconds", "transfer_seconds",
+                                            "close_seconds")},
+}  # fmt: skip

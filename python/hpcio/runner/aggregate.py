@@ -1,0 +1,193 @@
+"""Per-rank figures -> phase figures (IOR's arithmetic) -> statistics over iterations."""
+
+from __future__ import annotations
+
+import base64
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hpcio import _engine
+from hpcio.results.schema import (LatencyPercentiles, PhaseFigures, RankTimes, Stats,
+                                  PhaseSummary)  # fmt: skip
+from hpcio.spec.model import RunSpec
+from hpcio.workloads._base import RankInfo
+
+_NS = 1e9
+_QUANTILES = (0.5, 0.9, 0.99, 0.999)
+_KEPT_ERRORS = 5
+
+
+@dataclass(slots=True)
+class Contribution:
+    """What a rank did outside the engine in a collective phase (sending, receiving, checking)."""
+
+    start_ns: int | None = None
+    end_ns: int | None = None
+    errors: int = 0
+    first_errors: list[str] = field(default_factory=list)
+
+    def check(self, run: RunSpec, data: np.ndarray, writer: int, offset: int) -> None:
+        """With --verify, compare received bytes with `writer`'s payload at `offset`."""
+        if not run.verify:
+            return
+        from hpcio.workloads.patterns.sfsw import SFSW_KEY
+
+        mismatch = _engine.payload_check(data, run.seed, writer, SFSW_KEY, offset)
+        if mismatch is not None:
+            at, expected, found = mismatch
+            self.errors += 1
+            if len(self.first_errors) < _KEPT_ERRORS:
+                self.first_errors.append(
+                    f"verify failed: {SFSW_KEY} offset {at}: expected 0x{expected:02x}, "
+                    f"found 0x{found:02x} (data of rank {writer})"
+                )
+
+
+@dataclass(frozen=True, slots=True)
+class RankFigures:
+    """One rank's figures for one phase; times in ns since that rank's own t0."""
+
+    rank: int
+    node: int
+    open_ns: tuple[int, int] | None
+    transfer_ns: tuple[int, int] | None
+    close_ns: tuple[int, int] | None
+    bytes: int
+    ops: int
+    errors: int
+    first_errors: tuple[str, ...]
+    latency_hdr: bytes
+    timeline_width_ns: int
+    timeline_bytes: tuple[int, ...]
+
+    @classmethod
+    def from_engine(cls, who: RankInfo, figures: dict, extra: Contribution | None = None,
+                    ) -> RankFigures:  # fmt: skip
+        def span(name: str) -> tuple[int, int] | None:
+            start, end = figures[f"{name}_start_ns"], figures[f"{name}_end_ns"]
+            return None if start is None else (start, end)
+
+        transfer = span("transfer")
+        errors, first = figures["errors"], list(figures["first_errors"])
+        if extra is not None:
+            if extra.start_ns is not None and extra.end_ns is not None:
+                transfer = _union(transfer, (extra.start_ns, extra.end_ns))
+            errors += extra.errors
+            first = (first + extra.first_errors)[:_KEPT_ERRORS]
+        return cls(rank=who.rank, node=who.node, open_ns=span("open"), transfer_ns=transfer,
+                   close_ns=span("close"), bytes=figures["bytes"], ops=figures["ops"],
+                   errors=errors, first_errors=tuple(first), latency_hdr=figures["latency_hdr"],
+                   timeline_width_ns=figures["timeline_width_ns"],
+                   timeline_bytes=tuple(figures["timeline_bytes"]))  # fmt: skip
+
+    @property
+    def start_ns(self) -> int | None:
+        starts = [s[0] for s in (self.open_ns, self.transfer_ns, self.close_ns) if s]
+        return min(starts) if starts else None
+
+    @property
+    def end_ns(self) -> int | None:
+        ends = [s[1] for s in (self.open_ns, self.transfer_ns, self.close_ns) if s]
+        return max(ends) if ends else None
+
+    def bytes_done_by(self, at_ns: int) -> float:
+        """Bytes this rank had completed `at_ns` after t0, interpolated inside a bucket."""
+        width = self.timeline_width_ns
+        full, part = divmod(at_ns, width)
+        done = float(sum(self.timeline_bytes[:full]))
+        if full < len(self.timeline_bytes):
+            done += self.timeline_bytes[full] * part / width
+        return done
+
+
+def _union(a: tuple[int, int] | None, b: tuple[int, int]) -> tuple[int, int]:
+    return b if a is None else (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def _spread_s(spans: Sequence[tuple[int, int] | None]) -> float:
+    """Latest end minus earliest start of one kind of operation across ranks."""
+    present = [s for s in spans if s is not None]
+    if not present:
+        return 0.0
+    return (max(e for _, e in present) - min(s for s, _ in present)) / _NS
+
+
+def latency_percentiles(encoded: bytes) -> LatencyPercentiles:
+    s = _engine.histogram_summary(encoded, list(_QUANTILES))
+    p50, p90, p99, p999 = (v / _NS for v in s["quantiles_ns"])
+    return LatencyPercentiles(count=s["count"], mean_s=s["mean_ns"] / _NS, p50_s=p50, p90_s=p90,
+                              p99_s=p99, p999_s=p999, max_s=s["max_ns"] / _NS)  # fmt: skip
+
+
+def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> PhaseFigures:
+    """IOR's reduction: phase time = latest end - earliest start over ranks; bandwidth = bytes
+    completed / phase time. The stonewall figure stops the clock at the first rank's end."""
+    starts = [r.start_ns for r in ranks if r.start_ns is not None]
+    ends = [r.end_ns for r in ranks if r.end_ns is not None]
+    start = min(starts) if starts else 0
+    phase_ns = (max(ends) - start) if ends else 0
+    total = sum(r.bytes for r in ranks)
+    first_end = min(ends) if ends else 0
+    stonewall_bytes = sum(r.bytes_done_by(first_end) for r in ranks)
+    stonewall_ns = first_end - start
+    merged = _engine.histogram_merge([r.latency_hdr for r in ranks])
+    first_errors = tuple(f"rank {r.rank}: {m}" for r in ranks for m in r.first_errors)
+    return PhaseFigures(
+        phase=phase,
+        iteration=iteration,
+        ranks=len(ranks),
+        nodes=len({r.node for r in ranks}),
+        bytes_total=total,
+        ops_total=sum(r.ops for r in ranks),
+        errors=sum(r.errors for r in ranks),
+        first_errors=first_errors[:_KEPT_ERRORS],
+        phase_time_s=phase_ns / _NS,
+        bandwidth_bytes_per_s=total * _NS / phase_ns if phase_ns else 0.0,
+        stonewall_time_s=stonewall_ns / _NS,
+        stonewall_bytes=int(stonewall_bytes),
+        stonewall_bandwidth_bytes_per_s=stonewall_bytes * _NS / stonewall_ns if stonewall_ns else 0.0,
+        open_time_s=_spread_s([r.open_ns for r in ranks]),
+        transfer_time_s=_spread_s([r.transfer_ns for r in ranks]),
+        close_time_s=_spread_s([r.close_ns for r in ranks]),
+        latency=latency_percentiles(merged),
+        latency_hdr_b64=base64.b64encode(merged).decode("ascii"),
+        per_rank=tuple(
+            RankTimes(rank=r.rank, node=r.node,
+                      start_s=(r.start_ns or 0) / _NS, end_s=(r.end_ns or 0) / _NS,
+                      open_s=_spread_s([r.open_ns]), transfer_s=_spread_s([r.transfer_ns]),
+                      close_s=_spread_s([r.close_ns]), bytes=r.bytes)  # fmt: skip
+            for r in ranks
+        ),
+    )
+
+
+def stats(values: Sequence[float]) -> Stats:
+    """Mean, median, min, max and population stddev (as IOR reports them)."""
+    return Stats(mean=statistics.fmean(values), median=statistics.median(values),
+                 min=min(values), max=max(values),
+                 stddev=statistics.pstdev(values) if len(values) > 1 else 0.0)  # fmt: skip
+
+
+def summarize(figures: Sequence[PhaseFigures]) -> dict[str, PhaseSummary]:
+    """Statistics over iterations, keyed by phase; latency from the histograms of all of them."""
+    summary = {}
+    for phase in dict.fromkeys(f.phase for f in figures):
+        mine = [f for f in figures if f.phase == phase]
+        mib = float(1 << 20)
+        merged = _engine.histogram_merge([base64.b64decode(f.latency_hdr_b64) for f in mine])
+        summary[phase] = PhaseSummary(
+            iterations=len(mine),
+            bytes_total=mine[0].bytes_total,
+            bandwidth_mib_s=stats([f.bandwidth_bytes_per_s / mib for f in mine]),
+            stonewall_bandwidth_mib_s=stats([f.stonewall_bandwidth_bytes_per_s / mib for f in mine]),
+            seconds=stats([f.phase_time_s for f in mine]),
+            open_seconds=stats([f.open_time_s for f in mine]),
+            transfer_seconds=stats([f.transfer_time_s for f in mine]),
+            close_seconds=stats([f.close_time_s for f in mine]),
+            latency=latency_percentiles(merged),
+            errors=sum(f.errors for f in mine),
+        )
+    return summary

@@ -1,0 +1,59 @@
+"""The cache record: what a run's figures did and did not bypass."""
+
+from __future__ import annotations
+
+
+from hpcio.results.schema import CacheRecord
+from hpcio.spec.model import RunSpec
+from hpcio.units import format_bytes
+
+
+def node_ram_bytes() -> int:
+    """Physical memory of this node (MemTotal), 0 when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def cache_record(run: RunSpec, nodes: int, ram_bytes: int, reads: bool) -> CacheRecord:
+    """Say, for this spec on this job, whether reads could have been served from RAM."""
+    data_set = run.file_bytes
+    per_node = data_set // max(nodes, 1) if run.pattern != "sfmr" else data_set
+    if run.reorder and nodes > 1:
+        read_from = "data written by a rank on another node"
+    elif run.reorder and run.ranks > 1:
+        read_from = "data written by another rank on the same node"
+    else:
+        read_from = "data this rank wrote" if run.pattern != "sfmr" else "data written by all ranks"
+    if run.pattern == "sfsw":
+        read_from = "rank 0 reads the file and sends each rank its data"
+    # Data written on this node sits in its page cache unless O_DIRECT kept it out; reads of
+    # another node's data miss this node's cache, but sfmr and sfsw read what this node wrote.
+    local_data = not (run.reorder and nodes > 1) or run.pattern in ("sfmr", "sfsw")
+    may_hit = reads and not run.direct and local_data and (ram_bytes == 0 or per_node < ram_bytes)
+    notes = []
+    if run.direct:
+        notes.append("O_DIRECT: the page cache was bypassed for writes and reads")
+    else:
+        notes.append("page cache not bypassed (no --direct)")
+    if run.fsync:
+        notes.append("fsync before close, inside the timed write phase")
+    elif not run.direct and run.pattern not in ("sfmr", "mfmr"):
+        notes.append("no --fsync: the write phase may end before data reaches storage")
+    notes.append("caches not dropped between write and read")
+    if may_hit:
+        notes.append(
+            f"reads may be served from RAM: {format_bytes(per_node)} per node is less than "
+            f"the node's {format_bytes(ram_bytes)} and was written on this node"
+        )
+    return CacheRecord(direct_io=run.direct, fsync_in_write_phase=run.fsync, caches_dropped=False,
+                       read_back_from=read_from, data_set_bytes=data_set,
+                       data_per_node_bytes=per_node, node_ram_bytes=ram_bytes,
+                       reads_may_hit_page_cache=may_hit, notes=tuple(notes))  # fmt: skip
+
+

@@ -1,0 +1,30 @@
+"""One timed phase on every rank: barrier, t0, the engine runs the plan, figures come back."""
+
+from __future__ import annotations
+
+from hpcio import _engine
+from hpcio.runner import choreography
+from hpcio.runner.aggregate import RankFigures
+from hpcio.runner.world import Comm
+from hpcio.spec.model import RunSpec
+from hpcio.workloads._base import Phase, RankInfo, Sharing, Workload
+
+
+def run_phase(world: Comm, target: _engine.Target, run: RunSpec, workload: Workload,
+              phase: Phase, who: RankInfo) -> RankFigures:  # fmt: skip
+    """Run `phase` of `workload` on this rank, timed from the phase barrier (IOR's semantics).
+
+    Plans are built before the barrier, so planning never counts as I/O time.
+    """
+    collect = workload.sharing is Sharing.COLLECT
+    plan = None if collect and who.rank != choreography.COLLECTOR else workload.plan(run, phase, who)
+    world.barrier()
+    t0_ns = _engine.clock_ns()
+    executor = _engine.Executor(target, seed=run.seed, t0_ns=t0_ns, in_flight=run.in_flight,
+                                verify=run.verify)  # fmt: skip
+    if collect:
+        extra = choreography.collect(world, executor, run, phase, who, plan, t0_ns)
+        return RankFigures.from_engine(who, executor.figures(), extra)
+    executor.run(plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers,
+                 list(plan.keys))  # fmt: skip
+    return RankFigures.from_engine(who, executor.figures())

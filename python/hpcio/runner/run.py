@@ -1,0 +1,132 @@
+"""One run: prepare, iterate the timed phases, clean up, and build the result document."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Callable
+
+from hpcio import __version__, _engine
+from hpcio.errors import RunFailedError, TargetError
+from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
+from hpcio.runner.aggregate import phase_figures, summarize
+from hpcio.runner.cache import cache_record, node_ram_bytes
+from hpcio.runner.phase import run_phase
+from hpcio.runner.world import Comm, topology
+from hpcio.spec.model import RunSpec
+from hpcio.workloads import patterns
+from hpcio.workloads._base import Phase, RankInfo, Workload
+
+Progress = Callable[[PhaseFigures], None]
+
+
+def open_target(run: RunSpec) -> _engine.Target:
+    return _engine.Target(run.target.url, direct=run.direct)
+
+
+def probe_target(run: RunSpec) -> None:
+    """Fail before any rank moves a byte if the target cannot be used the way `run` will.
+
+    Raises:
+        TargetError: missing, not a directory, read-only, or O_DIRECT refused.
+    """
+    target = open_target(run)
+    try:
+        target.probe(write=True)
+    except OSError as e:
+        reason = {2: "does not exist", 20: "is not a directory", 13: "is not writable (permission "
+                  "denied)", 30: "is on a read-only file system", 1: "is not writable"}  # fmt: skip
+        if run.direct and e.errno == 22:
+            raise TargetError(f"target {run.target.url}: its file system refuses O_DIRECT "
+                              "(--direct); run without --direct") from None  # fmt: skip
+        what = reason.get(e.errno or 0, f"cannot be used: {e.strerror or e}")
+        raise TargetError(f"target {run.target.url} {what}") from None
+
+
+def execute(world: Comm, run: RunSpec, progress: Progress | None = None) -> ResultDocument | None:
+    """Run `run` on every rank of `world`; rank 0 gets the document, the others None.
+
+    Raises:
+        TargetError: the target failed its probe (on every rank alike).
+        RunFailedError: an operation failed or verification found wrong data (every rank alike).
+    """
+    started = _utc_now()
+    problem = None
+    if world.rank == 0:
+        try:
+            probe_target(run)
+        except TargetError as e:
+            problem = str(e)
+    problem = world.bcast(problem)
+    if problem:
+        raise TargetError(problem)
+
+    topo = topology(world)
+    who = RankInfo(world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node,
+                   topo.nodes)  # fmt: skip
+    workload = patterns.get(run.pattern)
+    target = open_target(run)
+    figures: list[PhaseFigures] = []
+    phases = [Phase(p) for p in run.phases] if run.phases else list(workload.phases)
+    # Like IOR without -k: files go after each iteration that wrote them, so iterations are
+    # alike and disks do not fill; data that is only read goes once, at the end.
+    rewrites = Phase.WRITE in phases
+    try:
+        if workload.prepared_by and run.phases is None:
+            prepare = dataclasses.replace(run, fsync=True, verify=False)
+            _phase(world, target, prepare, patterns.get(workload.prepared_by), Phase.WRITE, who, 0)
+        for iteration in range(run.iterations):
+            for phase in phases:
+                result = _phase(world, target, run, workload, phase, who, iteration)
+                if result is not None:
+                    figures.append(result)
+                    if progress:
+                        progress(result)
+            if not run.keep and rewrites:
+                _remove(world, target, run, workload)
+    finally:
+        if not run.keep and not rewrites:
+            _remove(world, target, run, workload)
+
+    if world.rank != 0:
+        return None
+    return ResultDocument(
+        schema_version=SCHEMA_VERSION, kind=KIND, hpcio_version=__version__,
+        started_at_utc=started, finished_at_utc=_utc_now(), hosts=topo.hosts, ranks=world.size,
+        nodes=topo.nodes, ranks_per_node=topo.ranks_per_node, run=run.to_dict(),
+        cache=cache_record(run, topo.nodes, node_ram_bytes(), Phase.READ in phases),
+        phases=tuple(figures), summary=summarize(figures),
+        engine={"debug_build": _engine.debug_build()},
+    )  # fmt: skip
+
+
+def _phase(world: Comm, target: _engine.Target, run: RunSpec, workload: Workload, phase: Phase,
+           who: RankInfo, iteration: int) -> PhaseFigures | None:  # fmt: skip
+    """One phase on all ranks; rank 0 gets the figures. Any rank's error fails every rank."""
+    mine = run_phase(world, target, run, workload, phase, who)
+    everyone = world.gather(mine)
+    figures, failure = None, None
+    if everyone is not None:
+        figures = phase_figures(phase.value, iteration, everyone)
+        if figures.errors:
+            failure = (f"{phase.value} phase of iteration {iteration + 1} failed: "
+                       f"{figures.first_errors[0]}")  # fmt: skip
+            if figures.errors > 1:
+                failure += f" (and {figures.errors - 1} more errors)"
+    failure = world.bcast(failure)
+    if failure:
+        if not run.keep:
+            _remove(world, target, run, workload)
+        raise RunFailedError(failure)
+    return figures
+
+
+def _remove(world: Comm, target: _engine.Target, run: RunSpec, workload: Workload) -> None:
+    """Every rank removes its share of the files, then all wait (outside any timed phase)."""
+    keys = workload.keys(run)
+    target.remove(keys[world.rank :: world.size])
+    world.barrier()
+
+
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")

@@ -1,0 +1,30 @@
+"""Run specs one after another, appending each document as it completes (resumable)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hpcio.results import io as results_io
+from hpcio.results.schema import ResultDocument
+from hpcio.runner.run import Progress, execute
+from hpcio.runner.world import Comm
+from hpcio.spec.model import RunSpec
+
+
+def run_all(world: Comm, specs: Sequence[RunSpec], output: str | None,
+            progress: Progress | None = None,
+            announce: Callable[[RunSpec], None] | None = None,
+            done: Callable[[ResultDocument], None] | None = None) -> list[ResultDocument]:  # fmt: skip
+    """Execute every spec; rank 0 appends each document to `output` as soon as it exists."""
+    documents = []
+    for spec in specs:
+        if announce and world.rank == 0:
+            announce(spec)
+        doc = execute(world, spec, progress)
+        if doc is not None:
+            if output:
+                results_io.append(output, doc)
+            if done:
+                done(doc)
+            documents.append(doc)
+    return documents

@@ -1,0 +1,113 @@
+"""RunSpec: one validated run (pattern x target x sizes x ranks), as a frozen dataclass."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal
+
+from hpcio.errors import SpecError
+from hpcio.spec.target import TargetSpec
+from hpcio.units import format_bytes
+
+PATTERNS = ("sfsw", "sfmw", "mfmw", "sfmr", "mfmr")
+#: O_DIRECT needs offsets, lengths and buffers aligned to the logical block size; 4 KiB covers
+#: every block device and file system hpcio is used on.
+DIRECT_ALIGN = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """Everything that defines a run. Sizes in bytes; ranks is the MPI world size."""
+
+    pattern: str
+    target: TargetSpec
+    ranks: int
+    size_per_rank_bytes: int
+    transfer_bytes: int
+    segments: int = 1
+    iterations: int = 1
+    fsync: bool = False
+    direct: bool = False
+    verify: bool = False
+    keep: bool = False
+    reorder: bool = False
+    read_scope: Literal["all", "own"] = "all"
+    gather_chunk_bytes: int = 64 << 20
+    in_flight: int = 1
+    seed: int = 1
+    #: Timed phases to run; None runs the pattern's own (reading patterns lay their data out
+    #: untimed first). ("read",) alone reads data an earlier run left with --keep (IOR's -r).
+    phases: tuple[str, ...] | None = None
+
+    @property
+    def block_bytes(self) -> int:
+        """Contiguous bytes one rank owns in each segment (IOR's block size)."""
+        return self.size_per_rank_bytes // self.segments
+
+    @property
+    def file_bytes(self) -> int:
+        """Bytes written per iteration by all ranks (the studies' "File Size")."""
+        return self.size_per_rank_bytes * self.ranks
+
+    def validate(self) -> RunSpec:
+        """Check every constraint that does not need the target; returns self.
+
+        Raises:
+            SpecError: one line naming the option and a value that would work.
+        """
+        if self.pattern not in PATTERNS:
+            raise SpecError(f"unknown pattern '{self.pattern}'; choose one of {', '.join(PATTERNS)}")
+        for name in ("ranks", "size_per_rank_bytes", "transfer_bytes", "segments", "iterations",
+                     "gather_chunk_bytes", "in_flight"):  # fmt: skip
+            if getattr(self, name) < 1:
+                raise SpecError(f"{_option(name)} must be at least 1, got {getattr(self, name)}")
+        if self.size_per_rank_bytes % self.segments:
+            raise SpecError(
+                f"--size-per-rank {format_bytes(self.size_per_rank_bytes)} does not split into "
+                f"{self.segments} equal segments"
+            )
+        if self.block_bytes % self.transfer_bytes:
+            what = "size per rank" if self.segments == 1 else "size per rank / segments"
+            raise SpecError(
+                f"{what} ({format_bytes(self.block_bytes)}) is not a multiple of the transfer "
+                f"({format_bytes(self.transfer_bytes)})"
+            )
+        if self.direct and self.transfer_bytes % DIRECT_ALIGN:
+            raise SpecError(
+                f"--direct needs a transfer that is a multiple of {format_bytes(DIRECT_ALIGN)}, "
+                f"got {format_bytes(self.transfer_bytes)}"
+            )
+        if self.phases is not None:
+            if not self.phases or any(p not in ("write", "read") for p in self.phases):
+                raise SpecError(f"--phases takes write, read or write,read; got {','.join(self.phases)}")
+            if "write" in self.phases and self.pattern in ("sfmr", "mfmr"):
+                raise SpecError(f"{self.pattern} only reads; use --phases read or sfmw/mfmw")
+        if self.read_scope not in ("all", "own"):
+            raise SpecError(f"--read-scope must be 'all' or 'own', got '{self.read_scope}'")
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        """The spec as a result document records it (target redacted)."""
+        record = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        record["target"] = self.target.redacted()
+        return record
+
+    @classmethod
+    def from_dict(cls, record: dict[str, object]) -> RunSpec:
+        """Rebuild a spec from a result document's `run` record."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in record.items() if k in fields}
+        target = record["target"]
+        assert isinstance(target, dict)
+        values["target"] = TargetSpec.from_url(str(target["url"]))
+        if values.get("phases") is not None:
+            values["phases"] = tuple(values["phases"])
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def _option(field_name: str) -> str:
+    names = {"ranks": "-n", "iterations": "-i", "size_per_rank_bytes": "--size-per-rank",
+             "transfer_bytes": "--transfer", "gather_chunk_bytes": "--gather-chunk",
+             "in_flight": "--in-flight", "segments": "--segments"}  # fmt: skip
+    return names.get(field_name, field_name)

@@ -1,0 +1,66 @@
+"""Sizes and rates for people: parse_size("4MiB"), format_bytes, format_rate (base 2)."""
+
+from __future__ import annotations
+
+import re
+
+from hpcio.errors import SpecError
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
+    "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+    "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
+    "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
+}  # fmt: skip
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_NAMES = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes in `text` ("4MiB", "1g", "512"); units are powers of two, as in IOR and fio.
+
+    Raises:
+        SpecError: not a size, or not a whole number of bytes.
+    """
+    if isinstance(text, int):
+        return text
+    match = _SIZE.match(text)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise SpecError(f"'{text}' is not a size; use a number with B, KiB, MiB, GiB or TiB")
+    value = float(match.group(1)) * _UNITS[match.group(2).lower()]
+    if value != int(value):
+        raise SpecError(f"'{text}' is not a whole number of bytes")
+    return int(value)
+
+
+def parse_size_range(text: str) -> list[int]:
+    """The doubling range "1MiB..1GiB" as [1 MiB, 2 MiB, ..., 1 GiB]; a single size alone."""
+    if ".." not in text:
+        return [parse_size(text)]
+    low_text, high_text = text.split("..", 1)
+    low, high = parse_size(low_text), parse_size(high_text)
+    if low <= 0 or high < low:
+        raise SpecError(f"'{text}' is not a range from a smaller to a larger size")
+    sizes = []
+    size = low
+    while size <= high:
+        sizes.append(size)
+        size *= 2
+    return sizes
+
+
+def format_bytes(n: float) -> str:
+    """1536 -> '1.5 KiB'; whole numbers print without decimals ('64 MiB')."""
+    value = float(n)
+    for name in _NAMES:
+        if abs(value) < 1024 or name == _NAMES[-1]:
+            text = f"{value:.0f}" if value == int(value) else f"{value:.1f}"
+            return f"{text} {name}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_rate(bytes_per_s: float) -> str:
+    """Bandwidth in MiB/s with two decimals, the unit the reference studies use."""
+    return f"{bytes_per_s / (1 << 20):.2f} MiB/s"
