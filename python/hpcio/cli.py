@@ -56,6 +56,9 @@ def _run_options(p: argparse.ArgumentParser, *, sweep: bool) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="hpcio", description="HPC I/O patterns on POSIX and object storage.")
+    from hpcio import __version__
+
+    parser.add_argument("--version", action="version", version=f"hpcio {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _run_options(commands.add_parser("run", help="run one pattern"), sweep=False)
     _run_options(commands.add_parser("sweep", help="run patterns x sizes, resumable"), sweep=True)
@@ -136,7 +139,7 @@ def _execute(world, args: argparse.Namespace, specs: list[RunSpec]) -> int:  # n
     todo = specs
     if args.command == "sweep" and world.rank == 0:
         done = list(results_io.read_records(args.output)) if os.path.getsize(args.output) else []
-        todo = pending(specs, done)
+        todo = pending(specs, [record["run"] for record in done])
         print(f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
               f"{args.output}, {len(todo)} to run")  # fmt: skip
     todo = world.bcast(todo)

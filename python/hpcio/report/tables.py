@@ -20,6 +20,7 @@ class Table:
     title: str
     columns: tuple[str, ...]
     rows: tuple[tuple[float | None, ...], ...]
+    notes: tuple[str, ...] = ()
 
 
 def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
@@ -27,6 +28,7 @@ def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
     same point replace earlier ones."""
     cells: dict[tuple[str, str], dict[tuple[int, int], dict[str, float]]] = {}
     targets: dict[tuple[str, str], list[str]] = {}
+    cached: dict[tuple[str, str], set[str]] = {}
     for doc in docs:
         run = doc.run
         file_bytes = int(run["size_per_rank_bytes"]) * doc.ranks
@@ -40,6 +42,8 @@ def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
                 (file_bytes, int(run["size_per_rank_bytes"])), {}
             )
             row[url] = summary.seconds.mean
+            if phase == "read" and doc.cache.reads_may_hit_page_cache:
+                cached.setdefault(key, set()).add(url)
     tables = []
     for (pattern, phase), rows in cells.items():
         urls = targets[(pattern, phase)]
@@ -55,7 +59,12 @@ def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
                 bandwidth = file_bytes / _MIB / latency if latency else None
                 line += [latency, bandwidth]
             body.append(tuple(line))
-        tables.append(Table(f"{pattern} {phase}", tuple(columns), tuple(body)))
+        notes = tuple(
+            f"reads from {url} may have been served from the page cache (no --direct, data set "
+            "smaller than RAM): see each document's cache record"
+            for url in urls if url in cached.get((pattern, phase), ())
+        )
+        tables.append(Table(f"{pattern} {phase}", tuple(columns), tuple(body), notes))
     return tables
 
 
@@ -71,7 +80,8 @@ def render(tables: Sequence[Table], fmt: str) -> str:
     """Tables as Markdown ("md"), CSV ("csv", with a pattern/phase column) or JSON ("json")."""
     if fmt == "json":
         return json.dumps([{"title": t.title, "columns": list(t.columns),
-                            "rows": [list(r) for r in t.rows]} for t in tables], indent=2) + "\n"
+                            "rows": [list(r) for r in t.rows], "notes": list(t.notes)}
+                           for t in tables], indent=2) + "\n"  # fmt: skip
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -88,5 +98,6 @@ def render(tables: Sequence[Table], fmt: str) -> str:
         for r in t.rows:
             parts.append("| " + " | ".join(_cell(v, c) for v, c in zip(r, t.columns, strict=True))
                          + " |")  # fmt: skip
+        parts.extend(["", *(f"Note: {n}" for n in t.notes)] if t.notes else [])
         parts.append("")
     return "\n".join(parts)

@@ -1,0 +1,73 @@
+"""Stubs for hpcio._engine, the Rust engine (engine/src/lib.rs)."""
+
+from typing import Any, TypedDict
+
+import numpy as np
+import numpy.typing as npt
+
+def clock_ns() -> int:
+    """Monotonic clock in ns, the same one the engine's figures use."""
+
+def debug_build() -> bool:
+    """True when the engine was compiled without optimisations."""
+
+class Target:
+    """A storage target opened from a URL (file:///path)."""
+
+    def __init__(self, url: str, *, direct: bool = False) -> None: ...
+    @property
+    def kind(self) -> str: ...
+    def probe(self, write: bool) -> None:
+        """Raise OSError unless the target exists (and, with write, takes a direct write)."""
+    def remove(self, keys: list[str]) -> int:
+        """Remove these files or objects; how many existed."""
+
+class Figures(TypedDict):
+    open_start_ns: int | None
+    open_end_ns: int | None
+    transfer_start_ns: int | None
+    transfer_end_ns: int | None
+    close_start_ns: int | None
+    close_end_ns: int | None
+    bytes: int
+    ops: int
+    errors: int
+    first_errors: list[str]
+    latency_hdr: bytes
+    timeline_width_ns: int
+    timeline_bytes: list[int]
+
+class Executor:
+    """Runs plans for one rank in one phase; handles stay open between run() calls."""
+
+    def __init__(self, target: Target, *, seed: int, t0_ns: int, in_flight: int = 1,
+                 verify: bool = False) -> None: ...  # fmt: skip
+    def run(
+        self,
+        ops: npt.NDArray[np.uint8],
+        key_index: npt.NDArray[np.uint32],
+        offsets: npt.NDArray[np.uint64],
+        lengths: npt.NDArray[np.uint64],
+        writers: npt.NDArray[np.uint32],
+        keys: list[str],
+        *,
+        source: npt.NDArray[np.uint8] | None = None,
+        sink: npt.NDArray[np.uint8] | None = None,
+    ) -> None:
+        """Execute every row with the GIL released; failures are recorded in figures()."""
+    def figures(self) -> Figures:
+        """Everything run so far; times in ns since t0_ns."""
+
+def histogram_merge(parts: list[bytes]) -> bytes:
+    """Merge HdrHistogram V2 encodings into one (exact: counts add)."""
+
+def histogram_summary(encoded: bytes, quantiles: list[float]) -> dict[str, Any]:
+    """count, min_ns, max_ns, mean_ns and quantiles_ns (values at each quantile in 0..1)."""
+
+def payload_fill(buf: npt.NDArray[np.uint8], seed: int, writer: int, key: str, offset: int) -> None:
+    """Fill buf with writer's payload for key starting at file offset."""
+
+def payload_check(
+    buf: npt.NDArray[np.uint8], seed: int, writer: int, key: str, offset: int
+) -> tuple[int, int, int] | None:
+    """(offset, expected, found) of the first differing byte, or None."""
