@@ -40,8 +40,9 @@ class Figures(TypedDict):
 class Executor:
     """Runs plans for one rank in one phase; handles stay open between run() calls."""
 
-    def __init__(self, target: Target, *, seed: int, t0_ns: int, in_flight: int = 1,
-                 verify: bool = False) -> None: ...  # fmt: skip
+    def __init__(
+        self, target: Target, *, seed: int, t0_ns: int, in_flight: int = 1, verify: bool = False
+    ) -> None: ...
     def run(
         self,
         ops: npt.NDArray[np.uint8],

@@ -7,12 +7,15 @@ import dataclasses
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from hpcio.errors import USAGE_EXIT, HpcioError, SpecError
 from hpcio.spec.model import PATTERNS, RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.units import parse_size, parse_size_range
+
+if TYPE_CHECKING:
+    from hpcio.runner.world import Comm
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,8 +28,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _run_options(p: argparse.ArgumentParser, *, sweep: bool) -> None:
     if sweep:
-        p.add_argument("--pattern", required=True, help="comma-separated patterns: "
-                       + ", ".join(PATTERNS))  # fmt: skip
+        p.add_argument(
+            "--pattern", required=True, help="comma-separated patterns: " + ", ".join(PATTERNS)
+        )
         p.add_argument("--sizes", required=True, help="size per rank, or a doubling range A..B")
     else:
         p.add_argument("--pattern", required=True, help=", ".join(PATTERNS))
@@ -35,18 +39,29 @@ def _run_options(p: argparse.ArgumentParser, *, sweep: bool) -> None:
     p.add_argument("-n", "--ranks", type=int, help="MPI ranks; starts mpiexec when needed")
     p.add_argument("--transfer", default="1MiB", help="bytes per I/O call (default 1MiB)")
     p.add_argument("-i", "--iterations", type=int, default=1, help="repetitions (default 1)")
-    p.add_argument("--segments", type=int, default=1,
-                   help="interleave each rank's data in S segments (IOR -s)")
+    p.add_argument(
+        "--segments", type=int, default=1, help="interleave each rank's data in S segments (IOR -s)"
+    )
     p.add_argument("--fsync", action="store_true", help="fsync before close, inside the timing")
     p.add_argument("--direct", action="store_true", help="O_DIRECT: bypass the page cache")
     p.add_argument("--verify", action="store_true", help="check every byte read")
     p.add_argument("--keep", action="store_true", help="keep files after each iteration")
-    p.add_argument("--phases", help="write, read or write,read (default: the pattern's); "
-                   "read alone reads what an earlier --keep run wrote")
-    p.add_argument("--reorder", action="store_true",
-                   help="read back another rank's data (another node's when there are several)")
-    p.add_argument("--read-scope", choices=("all", "own"), default="all",
-                   help="sfmr: every rank reads the whole file (all) or its region (own)")
+    p.add_argument(
+        "--phases",
+        help="write, read or write,read (default: the pattern's); "
+        "read alone reads what an earlier --keep run wrote",
+    )
+    p.add_argument(
+        "--reorder",
+        action="store_true",
+        help="read back another rank's data (another node's when there are several)",
+    )
+    p.add_argument(
+        "--read-scope",
+        choices=("all", "own"),
+        default="all",
+        help="sfmr: every rank reads the whole file (all) or its region (own)",
+    )
     p.add_argument("--gather-chunk", default="64MiB", help="sfsw: bytes per gather message")
     p.add_argument("--in-flight", type=int, default=1, help="transfers in flight per rank")
     p.add_argument("--seed", type=int, default=1, help="payload seed")
@@ -70,14 +85,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _spec(args: argparse.Namespace, pattern: str, size: int, ranks: int) -> RunSpec:
     return RunSpec(
-        pattern=pattern, target=TargetSpec.from_url(args.target), ranks=ranks,
-        size_per_rank_bytes=size, transfer_bytes=parse_size(args.transfer),
-        segments=args.segments, iterations=args.iterations, fsync=args.fsync,
-        direct=args.direct, verify=args.verify, keep=args.keep, reorder=args.reorder,
-        read_scope=args.read_scope, gather_chunk_bytes=parse_size(args.gather_chunk),
-        in_flight=args.in_flight, seed=args.seed,
+        pattern=pattern,
+        target=TargetSpec.from_url(args.target),
+        ranks=ranks,
+        size_per_rank_bytes=size,
+        transfer_bytes=parse_size(args.transfer),
+        segments=args.segments,
+        iterations=args.iterations,
+        fsync=args.fsync,
+        direct=args.direct,
+        verify=args.verify,
+        keep=args.keep,
+        reorder=args.reorder,
+        read_scope=args.read_scope,
+        gather_chunk_bytes=parse_size(args.gather_chunk),
+        in_flight=args.in_flight,
+        seed=args.seed,
         phases=tuple(p.strip() for p in args.phases.split(",")) if args.phases else None,
-    ).validate()  # fmt: skip
+    ).validate()
 
 
 def _specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
@@ -129,8 +154,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return _execute(world, args, specs)
 
 
-def _execute(world, args: argparse.Namespace, specs: list[RunSpec]) -> int:  # noqa: ANN001
-    from hpcio.report import console
+def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:
+    from hpcio.report.console import Console
     from hpcio.results import io as results_io
     from hpcio.runner.sweep import run_all
     from hpcio.runner.world import topology
@@ -140,25 +165,13 @@ def _execute(world, args: argparse.Namespace, specs: list[RunSpec]) -> int:  # n
     if args.command == "sweep" and world.rank == 0:
         done = list(results_io.read_records(args.output)) if os.path.getsize(args.output) else []
         todo = pending(specs, [record["run"] for record in done])
-        print(f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
-              f"{args.output}, {len(todo)} to run")  # fmt: skip
+        print(
+            f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
+            f"{args.output}, {len(todo)} to run"
+        )
     todo = world.bcast(todo)
-    topo = topology(world)
-    quiet = args.quiet
-
-    def announce(spec: RunSpec) -> None:
-        if not quiet:
-            print(console.header(spec, topo.nodes, topo.ranks_per_node), flush=True)
-
-    def progress(figures) -> None:  # noqa: ANN001
-        if not quiet:
-            print(console.progress_line(figures, figures_iterations[0]), flush=True)
-
-    def finished(doc) -> None:  # noqa: ANN001
-        print(console.summary(doc), flush=True)
-
-    figures_iterations = [specs[0].iterations]
-    run_all(world, todo, args.output, progress, announce, finished)
+    console = Console(topology(world), quiet=args.quiet)
+    run_all(world, todo, args.output, console.progress, console.announce, console.finished)
     return 0
 
 

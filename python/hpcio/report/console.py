@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hpcio.results.schema import PhaseFigures, ResultDocument
+from hpcio.runner.world import Topology
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
 
@@ -32,8 +33,7 @@ def progress_line(f: PhaseFigures, iterations: int) -> str:
 
 def summary(doc: ResultDocument) -> str:
     lines = [
-        "  phase    bw mean (MiB/s)      min        max   time mean (s)   p50 op (ms)  "
-        "p99 op (ms)"
+        "  phase    bw mean (MiB/s)      min        max   time mean (s)   p50 op (ms)  p99 op (ms)"
     ]
     for phase, s in doc.summary.items():
         bw = s.bandwidth_mib_s
@@ -43,3 +43,24 @@ def summary(doc: ResultDocument) -> str:
         )
     lines.append("  cache: " + "; ".join(doc.cache.notes))
     return "\n".join(lines)
+
+
+class Console:
+    """Rank 0's running commentary: a header per run, a line per phase, a summary at the end."""
+
+    def __init__(self, topology: Topology, *, quiet: bool = False) -> None:
+        self._topology = topology
+        self._quiet = quiet
+        self._iterations = 1
+
+    def announce(self, run: RunSpec) -> None:
+        self._iterations = run.iterations
+        if not self._quiet:
+            print(header(run, self._topology.nodes, self._topology.ranks_per_node), flush=True)
+
+    def progress(self, figures: PhaseFigures) -> None:
+        if not self._quiet:
+            print(progress_line(figures, self._iterations), flush=True)
+
+    def finished(self, doc: ResultDocument) -> None:
+        print(summary(doc), flush=True)

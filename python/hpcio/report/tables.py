@@ -62,7 +62,8 @@ def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
         notes = tuple(
             f"reads from {url} may have been served from the page cache (no --direct, data set "
             "smaller than RAM): see each document's cache record"
-            for url in urls if url in cached.get((pattern, phase), ())
+            for url in urls
+            if url in cached.get((pattern, phase), ())
         )
         tables.append(Table(f"{pattern} {phase}", tuple(columns), tuple(body), notes))
     return tables
@@ -79,16 +80,29 @@ def _cell(value: float | None, column: str) -> str:
 def render(tables: Sequence[Table], fmt: str) -> str:
     """Tables as Markdown ("md"), CSV ("csv", with a pattern/phase column) or JSON ("json")."""
     if fmt == "json":
-        return json.dumps([{"title": t.title, "columns": list(t.columns),
-                            "rows": [list(r) for r in t.rows], "notes": list(t.notes)}
-                           for t in tables], indent=2) + "\n"  # fmt: skip
+        return (
+            json.dumps(
+                [
+                    {
+                        "title": t.title,
+                        "columns": list(t.columns),
+                        "rows": [list(r) for r in t.rows],
+                        "notes": list(t.notes),
+                    }
+                    for t in tables
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         for t in tables:
             writer.writerow(["table", *t.columns])
-            writer.writerows([t.title, *(_cell(v, c) for v, c in zip(r, t.columns, strict=True))]
-                             for r in t.rows)  # fmt: skip
+            writer.writerows(
+                [t.title, *(_cell(v, c) for v, c in zip(r, t.columns, strict=True))] for r in t.rows
+            )
         return out.getvalue()
     parts = []
     for t in tables:
@@ -96,8 +110,9 @@ def render(tables: Sequence[Table], fmt: str) -> str:
         parts.append("| " + " | ".join(t.columns) + " |")
         parts.append("|" + "|".join(" ---: " for _ in t.columns) + "|")
         for r in t.rows:
-            parts.append("| " + " | ".join(_cell(v, c) for v, c in zip(r, t.columns, strict=True))
-                         + " |")  # fmt: skip
+            parts.append(
+                "| " + " | ".join(_cell(v, c) for v, c in zip(r, t.columns, strict=True)) + " |"
+            )
         parts.extend(["", *(f"Note: {n}" for n in t.notes)] if t.notes else [])
         parts.append("")
     return "\n".join(parts)

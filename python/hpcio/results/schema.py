@@ -156,7 +156,15 @@ _NESTED: dict[tuple[str, str], type] = {
     ("PhaseFigures", "latency"): LatencyPercentiles,
     ("PhaseFigures", "per_rank"): RankTimes,
     ("PhaseSummary", "latency"): LatencyPercentiles,
-    **{("PhaseSummary", n): Stats for n in ("bandwidth_mib_s", "stonewall_bandwidth_mib_s",
-                                            "seconds", "open_seconds", "transfer_seconds",
-                                            "close_seconds")},
-}  # fmt: skip
+    **{
+        ("PhaseSummary", n): Stats
+        for n in (
+            "bandwidth_mib_s",
+            "stonewall_bandwidth_mib_s",
+            "seconds",
+            "open_seconds",
+            "transfer_seconds",
+            "close_seconds",
+        )
+    },
+}

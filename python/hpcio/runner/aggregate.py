@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hpcio import _engine
-from hpcio.results.schema import (LatencyPercentiles, PhaseFigures, RankTimes, Stats,
-                                  PhaseSummary)  # fmt: skip
+from hpcio.results.schema import LatencyPercentiles, PhaseFigures, PhaseSummary, RankTimes, Stats
 from hpcio.spec.model import RunSpec
 from hpcio.workloads._base import RankInfo
 
@@ -64,8 +63,12 @@ class RankFigures:
     timeline_bytes: tuple[int, ...]
 
     @classmethod
-    def from_engine(cls, who: RankInfo, figures: dict, extra: Contribution | None = None,
-                    ) -> RankFigures:  # fmt: skip
+    def from_engine(
+        cls,
+        who: RankInfo,
+        figures: dict,
+        extra: Contribution | None = None,
+    ) -> RankFigures:
         def span(name: str) -> tuple[int, int] | None:
             start, end = figures[f"{name}_start_ns"], figures[f"{name}_end_ns"]
             return None if start is None else (start, end)
@@ -77,11 +80,20 @@ class RankFigures:
                 transfer = _union(transfer, (extra.start_ns, extra.end_ns))
             errors += extra.errors
             first = (first + extra.first_errors)[:_KEPT_ERRORS]
-        return cls(rank=who.rank, node=who.node, open_ns=span("open"), transfer_ns=transfer,
-                   close_ns=span("close"), bytes=figures["bytes"], ops=figures["ops"],
-                   errors=errors, first_errors=tuple(first), latency_hdr=figures["latency_hdr"],
-                   timeline_width_ns=figures["timeline_width_ns"],
-                   timeline_bytes=tuple(figures["timeline_bytes"]))  # fmt: skip
+        return cls(
+            rank=who.rank,
+            node=who.node,
+            open_ns=span("open"),
+            transfer_ns=transfer,
+            close_ns=span("close"),
+            bytes=figures["bytes"],
+            ops=figures["ops"],
+            errors=errors,
+            first_errors=tuple(first),
+            latency_hdr=figures["latency_hdr"],
+            timeline_width_ns=figures["timeline_width_ns"],
+            timeline_bytes=tuple(figures["timeline_bytes"]),
+        )
 
     @property
     def start_ns(self) -> int | None:
@@ -118,8 +130,15 @@ def _spread_s(spans: Sequence[tuple[int, int] | None]) -> float:
 def latency_percentiles(encoded: bytes) -> LatencyPercentiles:
     s = _engine.histogram_summary(encoded, list(_QUANTILES))
     p50, p90, p99, p999 = (v / _NS for v in s["quantiles_ns"])
-    return LatencyPercentiles(count=s["count"], mean_s=s["mean_ns"] / _NS, p50_s=p50, p90_s=p90,
-                              p99_s=p99, p999_s=p999, max_s=s["max_ns"] / _NS)  # fmt: skip
+    return LatencyPercentiles(
+        count=s["count"],
+        mean_s=s["mean_ns"] / _NS,
+        p50_s=p50,
+        p90_s=p90,
+        p99_s=p99,
+        p999_s=p999,
+        max_s=s["max_ns"] / _NS,
+    )
 
 
 def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> PhaseFigures:
@@ -148,17 +167,25 @@ def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> P
         bandwidth_bytes_per_s=total * _NS / phase_ns if phase_ns else 0.0,
         stonewall_time_s=stonewall_ns / _NS,
         stonewall_bytes=int(stonewall_bytes),
-        stonewall_bandwidth_bytes_per_s=stonewall_bytes * _NS / stonewall_ns if stonewall_ns else 0.0,
+        stonewall_bandwidth_bytes_per_s=stonewall_bytes * _NS / stonewall_ns
+        if stonewall_ns
+        else 0.0,
         open_time_s=_spread_s([r.open_ns for r in ranks]),
         transfer_time_s=_spread_s([r.transfer_ns for r in ranks]),
         close_time_s=_spread_s([r.close_ns for r in ranks]),
         latency=latency_percentiles(merged),
         latency_hdr_b64=base64.b64encode(merged).decode("ascii"),
         per_rank=tuple(
-            RankTimes(rank=r.rank, node=r.node,
-                      start_s=(r.start_ns or 0) / _NS, end_s=(r.end_ns or 0) / _NS,
-                      open_s=_spread_s([r.open_ns]), transfer_s=_spread_s([r.transfer_ns]),
-                      close_s=_spread_s([r.close_ns]), bytes=r.bytes)  # fmt: skip
+            RankTimes(
+                rank=r.rank,
+                node=r.node,
+                start_s=(r.start_ns or 0) / _NS,
+                end_s=(r.end_ns or 0) / _NS,
+                open_s=_spread_s([r.open_ns]),
+                transfer_s=_spread_s([r.transfer_ns]),
+                close_s=_spread_s([r.close_ns]),
+                bytes=r.bytes,
+            )
             for r in ranks
         ),
     )
@@ -166,9 +193,13 @@ def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> P
 
 def stats(values: Sequence[float]) -> Stats:
     """Mean, median, min, max and population stddev (as IOR reports them)."""
-    return Stats(mean=statistics.fmean(values), median=statistics.median(values),
-                 min=min(values), max=max(values),
-                 stddev=statistics.pstdev(values) if len(values) > 1 else 0.0)  # fmt: skip
+    return Stats(
+        mean=statistics.fmean(values),
+        median=statistics.median(values),
+        min=min(values),
+        max=max(values),
+        stddev=statistics.pstdev(values) if len(values) > 1 else 0.0,
+    )
 
 
 def summarize(figures: Sequence[PhaseFigures]) -> dict[str, PhaseSummary]:
@@ -182,7 +213,9 @@ def summarize(figures: Sequence[PhaseFigures]) -> dict[str, PhaseSummary]:
             iterations=len(mine),
             bytes_total=mine[0].bytes_total,
             bandwidth_mib_s=stats([f.bandwidth_bytes_per_s / mib for f in mine]),
-            stonewall_bandwidth_mib_s=stats([f.stonewall_bandwidth_bytes_per_s / mib for f in mine]),
+            stonewall_bandwidth_mib_s=stats(
+                [f.stonewall_bandwidth_bytes_per_s / mib for f in mine]
+            ),
             seconds=stats([f.phase_time_s for f in mine]),
             open_seconds=stats([f.open_time_s for f in mine]),
             transfer_seconds=stats([f.transfer_time_s for f in mine]),

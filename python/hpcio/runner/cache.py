@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from hpcio.results.schema import CacheRecord
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
@@ -51,9 +50,14 @@ def cache_record(run: RunSpec, nodes: int, ram_bytes: int, reads: bool) -> Cache
             f"reads may be served from RAM: {format_bytes(per_node)} per node is less than "
             f"the node's {format_bytes(ram_bytes)} and was written on this node"
         )
-    return CacheRecord(direct_io=run.direct, fsync_in_write_phase=run.fsync, caches_dropped=False,
-                       read_back_from=read_from, data_set_bytes=data_set,
-                       data_per_node_bytes=per_node, node_ram_bytes=ram_bytes,
-                       reads_may_hit_page_cache=may_hit, notes=tuple(notes))  # fmt: skip
-
-
+    return CacheRecord(
+        direct_io=run.direct,
+        fsync_in_write_phase=run.fsync,
+        caches_dropped=False,
+        read_back_from=read_from,
+        data_set_bytes=data_set,
+        data_per_node_bytes=per_node,
+        node_ram_bytes=ram_bytes,
+        reads_may_hit_page_cache=may_hit,
+        notes=tuple(notes),
+    )

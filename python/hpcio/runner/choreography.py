@@ -19,8 +19,15 @@ from hpcio.workloads.patterns.sfsw import COLLECTOR, SFSW_KEY, chunk_offsets, ch
 _TAG = 7301
 
 
-def collect(world: Comm, executor: _engine.Executor, run: RunSpec, phase: Phase, who: RankInfo,
-            plan: Plan | None, t0_ns: int) -> Contribution:  # fmt: skip
+def collect(
+    world: Comm,
+    executor: _engine.Executor,
+    run: RunSpec,
+    phase: Phase,
+    who: RankInfo,
+    plan: Plan | None,
+    t0_ns: int,
+) -> Contribution:
     """Move this rank's share of a collect-and-write phase; what it did outside the engine."""
     if who.rank == COLLECTOR:
         assert plan is not None
@@ -29,17 +36,28 @@ def collect(world: Comm, executor: _engine.Executor, run: RunSpec, phase: Phase,
 
 
 def _chunk_plan(run: RunSpec, op: Op, offset: int, length: int, writer: int) -> Plan:
-    return PlanBuilder().transfers(op, SFSW_KEY, chunk_offsets(run, offset, length),
-                                   run.transfer_bytes, writer).build()  # fmt: skip
+    return (
+        PlanBuilder()
+        .transfers(op, SFSW_KEY, chunk_offsets(run, offset, length), run.transfer_bytes, writer)
+        .build()
+    )
 
 
 def _feed(executor: _engine.Executor, plan: Plan, **data: np.ndarray) -> None:
-    executor.run(plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers,
-                 list(plan.keys), **data)  # fmt: skip
+    executor.run(
+        plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys), **data
+    )
 
 
-def _collector(world: Comm, executor: _engine.Executor, run: RunSpec, phase: Phase,
-               who: RankInfo, plan: Plan, t0_ns: int) -> Contribution:  # fmt: skip
+def _collector(
+    world: Comm,
+    executor: _engine.Executor,
+    run: RunSpec,
+    phase: Phase,
+    who: RankInfo,
+    plan: Plan,
+    t0_ns: int,
+) -> Contribution:
     first_control = 1  # the plan is [open, (sync), close]: chunks go after the open
     _feed(executor, plan.rows(0, first_control))
     largest = max(length for _, length in chunks(run, 0))
@@ -52,13 +70,19 @@ def _collector(world: Comm, executor: _engine.Executor, run: RunSpec, phase: Pha
                     _feed(executor, _chunk_plan(run, Op.WRITE, offset, length, writer))
                     continue
                 world.recv_bytes(buffer[:length], source=writer, tag=_TAG)
-                _feed(executor, _chunk_plan(run, Op.WRITE, offset, length, writer),
-                      source=buffer[:length])  # fmt: skip
+                _feed(
+                    executor,
+                    _chunk_plan(run, Op.WRITE, offset, length, writer),
+                    source=buffer[:length],
+                )
         else:
             reader = _reader_of(run, writer, who)
             for offset, length in chunks(run, writer):
-                _feed(executor, _chunk_plan(run, Op.READ, offset, length, writer),
-                      sink=buffer[:length])  # fmt: skip
+                _feed(
+                    executor,
+                    _chunk_plan(run, Op.READ, offset, length, writer),
+                    sink=buffer[:length],
+                )
                 if reader == COLLECTOR:
                     mine.check(run, buffer[:length], writer, offset)
                 else:
@@ -77,8 +101,9 @@ def _reader_of(run: RunSpec, writer: int, who: RankInfo) -> int:
     raise AssertionError(f"no rank reads rank {writer}'s data")
 
 
-def _contributor(world: Comm, run: RunSpec, phase: Phase, who: RankInfo,
-                 t0_ns: int) -> Contribution:  # fmt: skip
+def _contributor(
+    world: Comm, run: RunSpec, phase: Phase, who: RankInfo, t0_ns: int
+) -> Contribution:
     pieces = chunks(run, who.rank if phase is Phase.WRITE else who.read_source(run.reorder))
     buffer = np.empty(max(length for _, length in pieces), np.uint8)
     mine = Contribution(start_ns=_engine.clock_ns() - t0_ns)

@@ -10,21 +10,31 @@ from hpcio.spec.model import RunSpec
 from hpcio.workloads._base import Phase, RankInfo, Sharing, Workload
 
 
-def run_phase(world: Comm, target: _engine.Target, run: RunSpec, workload: Workload,
-              phase: Phase, who: RankInfo) -> RankFigures:  # fmt: skip
+def run_phase(
+    world: Comm,
+    target: _engine.Target,
+    run: RunSpec,
+    workload: Workload,
+    phase: Phase,
+    who: RankInfo,
+) -> RankFigures:
     """Run `phase` of `workload` on this rank, timed from the phase barrier (IOR's semantics).
 
     Plans are built before the barrier, so planning never counts as I/O time.
     """
     collect = workload.sharing is Sharing.COLLECT
-    plan = None if collect and who.rank != choreography.COLLECTOR else workload.plan(run, phase, who)
+    plan = (
+        None if collect and who.rank != choreography.COLLECTOR else workload.plan(run, phase, who)
+    )
     world.barrier()
     t0_ns = _engine.clock_ns()
-    executor = _engine.Executor(target, seed=run.seed, t0_ns=t0_ns, in_flight=run.in_flight,
-                                verify=run.verify)  # fmt: skip
+    executor = _engine.Executor(
+        target, seed=run.seed, t0_ns=t0_ns, in_flight=run.in_flight, verify=run.verify
+    )
     if collect:
         extra = choreography.collect(world, executor, run, phase, who, plan, t0_ns)
         return RankFigures.from_engine(who, executor.figures(), extra)
-    executor.run(plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers,
-                 list(plan.keys))  # fmt: skip
+    executor.run(
+        plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys)
+    )
     return RankFigures.from_engine(who, executor.figures())

@@ -34,11 +34,18 @@ def probe_target(run: RunSpec) -> None:
     try:
         target.probe(write=True)
     except OSError as e:
-        reason = {2: "does not exist", 20: "is not a directory", 13: "is not writable (permission "
-                  "denied)", 30: "is on a read-only file system", 1: "is not writable"}  # fmt: skip
+        reason = {
+            2: "does not exist",
+            20: "is not a directory",
+            13: "is not writable (permission denied)",
+            30: "is on a read-only file system",
+            1: "is not writable",
+        }
         if run.direct and e.errno == 22:
-            raise TargetError(f"target {run.target.url}: its file system refuses O_DIRECT "
-                              "(--direct); run without --direct") from None  # fmt: skip
+            raise TargetError(
+                f"target {run.target.url}: its file system refuses O_DIRECT "
+                "(--direct); run without --direct"
+            ) from None
         what = reason.get(e.errno or 0, f"cannot be used: {e.strerror or e}")
         raise TargetError(f"target {run.target.url} {what}") from None
 
@@ -62,8 +69,9 @@ def execute(world: Comm, run: RunSpec, progress: Progress | None = None) -> Resu
         raise TargetError(problem)
 
     topo = topology(world)
-    who = RankInfo(world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node,
-                   topo.nodes)  # fmt: skip
+    who = RankInfo(
+        world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node, topo.nodes
+    )
     workload = patterns.get(run.pattern)
     target = open_target(run)
     figures: list[PhaseFigures] = []
@@ -91,17 +99,32 @@ def execute(world: Comm, run: RunSpec, progress: Progress | None = None) -> Resu
     if world.rank != 0:
         return None
     return ResultDocument(
-        schema_version=SCHEMA_VERSION, kind=KIND, hpcio_version=__version__,
-        started_at_utc=started, finished_at_utc=_utc_now(), hosts=topo.hosts, ranks=world.size,
-        nodes=topo.nodes, ranks_per_node=topo.ranks_per_node, run=run.to_dict(),
+        schema_version=SCHEMA_VERSION,
+        kind=KIND,
+        hpcio_version=__version__,
+        started_at_utc=started,
+        finished_at_utc=_utc_now(),
+        hosts=topo.hosts,
+        ranks=world.size,
+        nodes=topo.nodes,
+        ranks_per_node=topo.ranks_per_node,
+        run=run.to_dict(),
         cache=cache_record(run, topo.nodes, node_ram_bytes(), Phase.READ in phases),
-        phases=tuple(figures), summary=summarize(figures),
+        phases=tuple(figures),
+        summary=summarize(figures),
         engine={"debug_build": _engine.debug_build()},
-    )  # fmt: skip
+    )
 
 
-def _phase(world: Comm, target: _engine.Target, run: RunSpec, workload: Workload, phase: Phase,
-           who: RankInfo, iteration: int) -> PhaseFigures | None:  # fmt: skip
+def _phase(
+    world: Comm,
+    target: _engine.Target,
+    run: RunSpec,
+    workload: Workload,
+    phase: Phase,
+    who: RankInfo,
+    iteration: int,
+) -> PhaseFigures | None:
     """One phase on all ranks; rank 0 gets the figures. Any rank's error fails every rank."""
     mine = run_phase(world, target, run, workload, phase, who)
     everyone = world.gather(mine)
@@ -109,8 +132,10 @@ def _phase(world: Comm, target: _engine.Target, run: RunSpec, workload: Workload
     if everyone is not None:
         figures = phase_figures(phase.value, iteration, everyone)
         if figures.errors:
-            failure = (f"{phase.value} phase of iteration {iteration + 1} failed: "
-                       f"{figures.first_errors[0]}")  # fmt: skip
+            failure = (
+                f"{phase.value} phase of iteration {iteration + 1} failed: "
+                f"{figures.first_errors[0]}"
+            )
             if figures.errors > 1:
                 failure += f" (and {figures.errors - 1} more errors)"
     failure = world.bcast(failure)

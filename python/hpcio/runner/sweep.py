@@ -11,10 +11,14 @@ from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 
 
-def run_all(world: Comm, specs: Sequence[RunSpec], output: str | None,
-            progress: Progress | None = None,
-            announce: Callable[[RunSpec], None] | None = None,
-            done: Callable[[ResultDocument], None] | None = None) -> list[ResultDocument]:  # fmt: skip
+def run_all(
+    world: Comm,
+    specs: Sequence[RunSpec],
+    output: str | None,
+    progress: Progress | None = None,
+    announce: Callable[[RunSpec], None] | None = None,
+    done: Callable[[ResultDocument], None] | None = None,
+) -> list[ResultDocument]:
     """Execute every spec; rank 0 appends each document to `output` as soon as it exists."""
     documents = []
     for spec in specs:

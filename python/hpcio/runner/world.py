@@ -17,8 +17,13 @@ from hpcio.errors import HpcioError, LaunchError
 T = TypeVar("T")
 
 #: Set by every launcher we know of inside the processes it starts.
-_MPI_JOB_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS",
-                      "HPCIO_LAUNCHED")  # fmt: skip
+_MPI_JOB_VARIABLES = (
+    "OMPI_COMM_WORLD_SIZE",
+    "PMI_SIZE",
+    "PMIX_RANK",
+    "MPI_LOCALNRANKS",
+    "HPCIO_LAUNCHED",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +176,7 @@ def abort_on_error(world: Comm) -> Iterator[None]:
         yield
     except (HpcioError, KeyboardInterrupt, SystemExit):
         raise
-    except BaseException as exc:  # noqa: BLE001 - any crash must take the job down
+    except BaseException as exc:
         if world.size > 1:
             print(f"hpcio: error: rank {world.rank}: {type(exc).__name__}: {exc}", file=sys.stderr)
             sys.stderr.flush()

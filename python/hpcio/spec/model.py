@@ -57,9 +57,18 @@ class RunSpec:
             SpecError: one line naming the option and a value that would work.
         """
         if self.pattern not in PATTERNS:
-            raise SpecError(f"unknown pattern '{self.pattern}'; choose one of {', '.join(PATTERNS)}")
-        for name in ("ranks", "size_per_rank_bytes", "transfer_bytes", "segments", "iterations",
-                     "gather_chunk_bytes", "in_flight"):  # fmt: skip
+            raise SpecError(
+                f"unknown pattern '{self.pattern}'; choose one of {', '.join(PATTERNS)}"
+            )
+        for name in (
+            "ranks",
+            "size_per_rank_bytes",
+            "transfer_bytes",
+            "segments",
+            "iterations",
+            "gather_chunk_bytes",
+            "in_flight",
+        ):
             if getattr(self, name) < 1:
                 raise SpecError(f"{_option(name)} must be at least 1, got {getattr(self, name)}")
         if self.size_per_rank_bytes % self.segments:
@@ -80,7 +89,9 @@ class RunSpec:
             )
         if self.phases is not None:
             if not self.phases or any(p not in ("write", "read") for p in self.phases):
-                raise SpecError(f"--phases takes write, read or write,read; got {','.join(self.phases)}")
+                raise SpecError(
+                    f"--phases takes write, read or write,read; got {','.join(self.phases)}"
+                )
             if "write" in self.phases and self.pattern in ("sfmr", "mfmr"):
                 raise SpecError(f"{self.pattern} only reads; use --phases read or sfmw/mfmw")
         if self.read_scope not in ("all", "own"):
@@ -107,7 +118,13 @@ class RunSpec:
 
 
 def _option(field_name: str) -> str:
-    names = {"ranks": "-n", "iterations": "-i", "size_per_rank_bytes": "--size-per-rank",
-             "transfer_bytes": "--transfer", "gather_chunk_bytes": "--gather-chunk",
-             "in_flight": "--in-flight", "segments": "--segments"}  # fmt: skip
+    names = {
+        "ranks": "-n",
+        "iterations": "-i",
+        "size_per_rank_bytes": "--size-per-rank",
+        "transfer_bytes": "--transfer",
+        "gather_chunk_bytes": "--gather-chunk",
+        "in_flight": "--in-flight",
+        "segments": "--segments",
+    }
     return names.get(field_name, field_name)

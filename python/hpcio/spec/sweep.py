@@ -16,8 +16,9 @@ def grid(base: RunSpec, patterns: Sequence[str], sizes: Sequence[int]) -> list[R
     """Every (pattern, size per rank) point, patterns outermost. A size smaller than the
     transfer is run with transfer = size (recorded in its spec)."""
     return [
-        dataclasses.replace(base, pattern=p, size_per_rank_bytes=s,
-                            transfer_bytes=min(base.transfer_bytes, s)).validate()  # fmt: skip
+        dataclasses.replace(
+            base, pattern=p, size_per_rank_bytes=s, transfer_bytes=min(base.transfer_bytes, s)
+        ).validate()
         for p in patterns
         for s in sizes
     ]

@@ -28,9 +28,9 @@ class Op(enum.IntEnum):
 
 
 class Sharing(enum.StrEnum):
-    PRIVATE = "private"   # each rank its own file
-    RANGE = "range"       # ranks write ranges of one shared file
-    COLLECT = "collect"   # one rank does the I/O for all (collect-and-write, read-and-scatter)
+    PRIVATE = "private"  # each rank its own file
+    RANGE = "range"  # ranks write ranges of one shared file
+    COLLECT = "collect"  # one rank does the I/O for all (collect-and-write, read-and-scatter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +57,11 @@ class RankInfo:
 class Plan:
     """One rank's operations, one row each: op, file, offset, length and whose data it is."""
 
-    ops: np.ndarray          # uint8, Op codes
-    key_index: np.ndarray    # uint32, index into keys
-    offsets: np.ndarray      # uint64, bytes
-    lengths: np.ndarray      # uint64, bytes
-    writers: np.ndarray      # uint32, rank whose payload the range holds
+    ops: np.ndarray  # uint8, Op codes
+    key_index: np.ndarray  # uint32, index into keys
+    offsets: np.ndarray  # uint64, bytes
+    lengths: np.ndarray  # uint64, bytes
+    writers: np.ndarray  # uint32, rank whose payload the range holds
     keys: tuple[str, ...]
 
     def __len__(self) -> int:
@@ -70,8 +70,14 @@ class Plan:
     def rows(self, start: int, stop: int | None = None) -> Plan:
         """Rows [start, stop) as a plan of their own (same keys)."""
         cut = slice(start, stop)
-        return Plan(self.ops[cut], self.key_index[cut], self.offsets[cut], self.lengths[cut],
-                    self.writers[cut], self.keys)  # fmt: skip
+        return Plan(
+            self.ops[cut],
+            self.key_index[cut],
+            self.offsets[cut],
+            self.lengths[cut],
+            self.writers[cut],
+            self.keys,
+        )
 
     @property
     def transfer_bytes_total(self) -> int:
@@ -94,23 +100,32 @@ class PlanBuilder:
     def control(self, op: Op, key: str) -> PlanBuilder:
         return self.transfers(op, key, np.zeros(1, np.uint64), 0, writers=0)
 
-    def transfers(self, op: Op, key: str, offsets: np.ndarray, length: int,
-                  writers: int | np.ndarray) -> PlanBuilder:  # fmt: skip
+    def transfers(
+        self, op: Op, key: str, offsets: np.ndarray, length: int, writers: int | np.ndarray
+    ) -> PlanBuilder:
         n = len(offsets)
-        self._columns.append((
-            np.full(n, int(op), np.uint8),
-            np.full(n, self._key(key), np.uint32),
-            offsets.astype(np.uint64, copy=False),
-            np.full(n, length, np.uint64),
-            np.broadcast_to(np.asarray(writers, np.uint32), (n,)).copy(),
-        ))  # fmt: skip
+        self._columns.append(
+            (
+                np.full(n, int(op), np.uint8),
+                np.full(n, self._key(key), np.uint32),
+                offsets.astype(np.uint64, copy=False),
+                np.full(n, length, np.uint64),
+                np.broadcast_to(np.asarray(writers, np.uint32), (n,)).copy(),
+            )
+        )
         return self
 
     def build(self) -> Plan:
         if not self._columns:
             empty = np.zeros(0, np.uint8)
-            return Plan(empty, empty.astype(np.uint32), empty.astype(np.uint64),
-                        empty.astype(np.uint64), empty.astype(np.uint32), ())  # fmt: skip
+            return Plan(
+                empty,
+                empty.astype(np.uint32),
+                empty.astype(np.uint64),
+                empty.astype(np.uint64),
+                empty.astype(np.uint32),
+                (),
+            )
         columns = [np.concatenate(parts) for parts in zip(*self._columns, strict=True)]
         return Plan(*columns, keys=tuple(self._keys))
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import (Phase, Plan, RankInfo, Sharing, own_offsets, read_plan,
-                                   write_plan)  # fmt: skip
+from hpcio.workloads._base import Phase, Plan, RankInfo, Sharing, own_offsets, read_plan, write_plan
 
 
 def rank_key(rank: int) -> str:

@@ -17,7 +17,9 @@ COLLECTOR = 0
 def chunks(run: RunSpec, rank: int) -> list[tuple[int, int]]:
     """(file offset, length) pieces of `rank`'s data in the shared file, each at most
     --gather-chunk (rounded down to whole transfers) and inside one segment."""
-    chunk = max(run.transfer_bytes, run.gather_chunk_bytes // run.transfer_bytes * run.transfer_bytes)
+    chunk = max(
+        run.transfer_bytes, run.gather_chunk_bytes // run.transfer_bytes * run.transfer_bytes
+    )
     pieces = []
     for segment in range(run.segments):
         start = segment * run.ranks * run.block_bytes + rank * run.block_bytes
