@@ -44,7 +44,8 @@ def cache_record(run: RunSpec, nodes: int, ram_bytes: int, reads: bool) -> Cache
         notes.append("fsync before close, inside the timed write phase")
     elif not run.direct and run.pattern not in ("sfmr", "mfmr"):
         notes.append("no --fsync: the write phase may end before data reaches storage")
-    notes.append("caches not dropped between write and read")
+    if not run.direct:
+        notes.append("caches not dropped between write and read")
     if may_hit:
         notes.append(
             f"reads may be served from RAM: {format_bytes(per_node)} per node is less than "
