@@ -1,8 +1,8 @@
 """Collective data movement that one rank's plan cannot express: collect-and-write (sfsw).
 
-Writing, every rank's data travels to the collector in chunks of at most --gather-chunk and the
-collector writes each chunk before taking the next, so its memory is one chunk, never the file.
-Reading, the collector reads chunk by chunk and sends each to the rank that reads that data.
+Writing, every rank's data travels to the collector in chunks of at most --gather-chunk; the
+collector receives the next chunk while it writes the current one, so it holds two chunks,
+never the file. Reading, it reads the next chunk while the current one travels to its reader.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 
 from hpcio import _engine
 from hpcio.runner.aggregate import Contribution
-from hpcio.runner.world import Comm
+from hpcio.runner.world import Comm, Request
 from hpcio.spec.model import RunSpec
 from hpcio.workloads._base import Op, Phase, Plan, PlanBuilder, RankInfo
 from hpcio.workloads.patterns.sfsw import COLLECTOR, SFSW_KEY, chunk_offsets, chunks
@@ -58,47 +58,79 @@ def _collector(
     plan: Plan,
     t0_ns: int,
 ) -> Contribution:
-    first_control = 1  # the plan is [open, (sync), close]: chunks go after the open
+    first_control = 1  # the plan is [open, (sync), close]: chunks go between them
     _feed(executor, plan.rows(0, first_control))
-    largest = max(length for _, length in chunks(run, 0))
-    buffer = np.empty(largest, np.uint8)
+    pieces = [(writer, *piece) for writer in range(run.ranks) for piece in chunks(run, writer)]
+    largest = max(length for _, _, length in pieces)
+    buffers = (np.empty(largest, np.uint8), np.empty(largest, np.uint8))
     mine = Contribution()
-    for writer in range(run.ranks):
-        if phase is Phase.WRITE:
-            for offset, length in chunks(run, writer):
-                if writer == COLLECTOR:
-                    _feed(executor, _chunk_plan(run, Op.WRITE, offset, length, writer))
-                    continue
-                world.recv_bytes(buffer[:length], source=writer, tag=_TAG)
-                _feed(
-                    executor,
-                    _chunk_plan(run, Op.WRITE, offset, length, writer),
-                    source=buffer[:length],
-                )
-        else:
-            reader = _reader_of(run, writer, who)
-            for offset, length in chunks(run, writer):
-                _feed(
-                    executor,
-                    _chunk_plan(run, Op.READ, offset, length, writer),
-                    sink=buffer[:length],
-                )
-                if reader == COLLECTOR:
-                    mine.check(run, buffer[:length], writer, offset)
-                else:
-                    world.send_bytes(buffer[:length], dest=reader, tag=_TAG)
+    if phase is Phase.WRITE:
+        _collect_and_write(world, executor, run, pieces, buffers)
+    else:
+        _read_and_scatter(world, executor, run, who, pieces, buffers, mine)
     _feed(executor, plan.rows(first_control))
-    mine.end_ns = _engine.clock_ns() - t0_ns
     return mine
 
 
-def _reader_of(run: RunSpec, writer: int, who: RankInfo) -> int:
-    """The rank that reads `writer`'s data back: the one whose read_source is `writer`."""
+def _collect_and_write(
+    world: Comm,
+    executor: _engine.Executor,
+    run: RunSpec,
+    pieces: list[tuple[int, int, int]],
+    buffers: tuple[np.ndarray, np.ndarray],
+) -> None:
+    """Receive the next remote piece into one buffer while the other is written."""
+    remote = [k for k, (writer, _, _) in enumerate(pieces) if writer != COLLECTOR]
+    buffer_of = {k: buffers[n % 2] for n, k in enumerate(remote)}
+    upcoming = iter(remote)
+    receiving: dict[int, Request] = {}
+
+    def receive_next() -> None:
+        k = next(upcoming, None)
+        if k is not None:
+            writer, _, length = pieces[k]
+            receiving[k] = world.irecv_bytes(buffer_of[k][:length], source=writer, tag=_TAG)
+
+    receive_next()
+    for k, (writer, offset, length) in enumerate(pieces):
+        chunk = _chunk_plan(run, Op.WRITE, offset, length, writer)
+        if writer == COLLECTOR:
+            _feed(executor, chunk)
+            continue
+        receiving.pop(k).wait()
+        receive_next()  # the other buffer's write has finished: it can take the next piece
+        _feed(executor, chunk, source=buffer_of[k][:length])
+
+
+def _read_and_scatter(
+    world: Comm,
+    executor: _engine.Executor,
+    run: RunSpec,
+    who: RankInfo,
+    pieces: list[tuple[int, int, int]],
+    buffers: tuple[np.ndarray, np.ndarray],
+    mine: Contribution,
+) -> None:
+    """Read the next piece into one buffer while the other is on its way to its reader."""
+    reader_of = {}
     for rank in range(run.ranks):
         peer = RankInfo(rank, who.size, ranks_per_node=who.ranks_per_node, nodes=who.nodes)
-        if peer.read_source(run.reorder) == writer:
-            return rank
-    raise AssertionError(f"no rank reads rank {writer}'s data")
+        reader_of[peer.read_source(run.reorder)] = rank
+    sending: list[Request | None] = [None, None]
+    for k, (writer, offset, length) in enumerate(pieces):
+        slot = k % 2
+        if sending[slot] is not None:
+            sending[slot].wait()
+        buffer = buffers[slot][:length]
+        _feed(executor, _chunk_plan(run, Op.READ, offset, length, writer), sink=buffer)
+        if reader_of[writer] == COLLECTOR:
+            mine.check(run, buffer, writer, offset)
+            sending[slot] = None
+        else:
+            sending[slot] = world.isend_bytes(buffer, dest=reader_of[writer], tag=_TAG)
+    for request in sending:
+        if request is not None:
+            request.wait()
 
 
 def _contributor(

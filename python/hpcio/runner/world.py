@@ -40,6 +40,10 @@ class Topology:
         return len(self.hosts)
 
 
+class Request(Protocol):
+    def wait(self) -> None: ...
+
+
 class Comm(Protocol):
     rank: int
     size: int
@@ -50,6 +54,8 @@ class Comm(Protocol):
     def allgather(self, obj: T) -> list[T]: ...
     def send_bytes(self, buf: Any, dest: int, tag: int) -> None: ...
     def recv_bytes(self, buf: Any, source: int, tag: int) -> None: ...
+    def isend_bytes(self, buf: Any, dest: int, tag: int) -> Request: ...
+    def irecv_bytes(self, buf: Any, source: int, tag: int) -> Request: ...
     def abort(self, code: int) -> None: ...
 
 
@@ -75,6 +81,12 @@ class SerialComm:
         raise LaunchError("a single-rank world has no one to send to")
 
     def recv_bytes(self, buf: Any, source: int, tag: int) -> None:
+        raise LaunchError("a single-rank world has no one to receive from")
+
+    def isend_bytes(self, buf: Any, dest: int, tag: int) -> Request:
+        raise LaunchError("a single-rank world has no one to send to")
+
+    def irecv_bytes(self, buf: Any, source: int, tag: int) -> Request:
         raise LaunchError("a single-rank world has no one to receive from")
 
     def abort(self, code: int) -> None:
@@ -109,8 +121,22 @@ class MpiComm:
     def recv_bytes(self, buf: Any, source: int, tag: int) -> None:
         self._comm.Recv(buf, source=source, tag=tag)
 
+    def isend_bytes(self, buf: Any, dest: int, tag: int) -> Request:
+        return _MpiRequest(self._comm.Isend(buf, dest=dest, tag=tag))
+
+    def irecv_bytes(self, buf: Any, source: int, tag: int) -> Request:
+        return _MpiRequest(self._comm.Irecv(buf, source=source, tag=tag))
+
     def abort(self, code: int) -> None:
         self._comm.Abort(code)
+
+
+class _MpiRequest:
+    def __init__(self, request: Any) -> None:
+        self._request = request
+
+    def wait(self) -> None:
+        self._request.Wait()
 
 
 def topology(world: Comm) -> Topology:
