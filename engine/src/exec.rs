@@ -147,6 +147,22 @@ impl Executor {
         }
     }
 
+    /// Allocate and touch `in_flight` buffers of `bytes` now, so page faults on fresh buffers
+    /// fall before the phase's clock starts (as fio allocates before it times).
+    pub fn reserve(&mut self, bytes: usize) {
+        while self.buffers.len() < self.in_flight {
+            let mut buf = AlignedBuf::new(bytes);
+            let len = buf.len();
+            buf.as_mut_slice(len).fill(0xA5);
+            self.buffers.push(buf);
+        }
+    }
+
+    /// Times from now on are relative to `t0_ns` (taken right after the phase barrier).
+    pub fn start(&mut self, t0_ns: u64) {
+        self.t0_ns = t0_ns;
+    }
+
     fn since_t0(&self, t: u64) -> u64 {
         t.saturating_sub(self.t0_ns)
     }

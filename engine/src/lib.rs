@@ -74,12 +74,28 @@ struct PyExecutor {
 
 #[pymethods]
 impl PyExecutor {
+    /// Buffers of `buffer_bytes` are allocated and touched here, before any clock starts.
     #[new]
-    #[pyo3(signature = (target, *, seed, t0_ns, in_flight = 1, verify = false))]
-    fn new(target: &PyTarget, seed: u64, t0_ns: u64, in_flight: usize, verify: bool) -> Self {
-        let inner =
+    #[pyo3(signature = (target, *, seed, t0_ns = 0, in_flight = 1, verify = false, buffer_bytes = 0))]
+    fn new(
+        target: &PyTarget,
+        seed: u64,
+        t0_ns: u64,
+        in_flight: usize,
+        verify: bool,
+        buffer_bytes: usize,
+    ) -> Self {
+        let mut inner =
             exec::Executor::new(target.inner.clone(), seed, t0_ns, in_flight, verify, target.direct);
+        if buffer_bytes > 0 {
+            inner.reserve(buffer_bytes);
+        }
         Self { inner }
+    }
+
+    /// Set the phase's t0 (ns, from clock_ns() right after the barrier).
+    fn start(&mut self, t0_ns: u64) {
+        self.inner.start(t0_ns);
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -41,8 +41,18 @@ class Executor:
     """Runs plans for one rank in one phase; handles stay open between run() calls."""
 
     def __init__(
-        self, target: Target, *, seed: int, t0_ns: int, in_flight: int = 1, verify: bool = False
-    ) -> None: ...
+        self,
+        target: Target,
+        *,
+        seed: int,
+        t0_ns: int = 0,
+        in_flight: int = 1,
+        verify: bool = False,
+        buffer_bytes: int = 0,
+    ) -> None:
+        """buffer_bytes: allocate and touch in_flight buffers now, before any clock starts."""
+    def start(self, t0_ns: int) -> None:
+        """Times from now on are ns since t0_ns (clock_ns() right after the phase barrier)."""
     def run(
         self,
         ops: npt.NDArray[np.uint8],

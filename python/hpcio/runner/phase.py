@@ -20,17 +20,20 @@ def run_phase(
 ) -> RankFigures:
     """Run `phase` of `workload` on this rank, timed from the phase barrier (IOR's semantics).
 
-    Plans are built before the barrier, so planning never counts as I/O time.
+    Plans and buffers are made before the barrier, so neither counts as I/O time.
     """
     collect = workload.sharing is Sharing.COLLECT
-    plan = (
-        None if collect and who.rank != choreography.COLLECTOR else workload.plan(run, phase, who)
+    plan = None if collect and who.rank != choreography.COLLECTOR else workload.plan(run, phase, who)
+    executor = _engine.Executor(
+        target,
+        seed=run.seed,
+        in_flight=run.in_flight,
+        verify=run.verify,
+        buffer_bytes=run.transfer_bytes if plan is not None else 0,
     )
     world.barrier()
     t0_ns = _engine.clock_ns()
-    executor = _engine.Executor(
-        target, seed=run.seed, t0_ns=t0_ns, in_flight=run.in_flight, verify=run.verify
-    )
+    executor.start(t0_ns)
     if collect:
         extra = choreography.collect(world, executor, run, phase, who, plan, t0_ns)
         return RankFigures.from_engine(who, executor.figures(), extra)
