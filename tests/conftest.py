@@ -1,0 +1,163 @@
+"""Shared fixtures: the hpcio CLI as a subprocess, target directories, documents, engine runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+#: No hpcio command in this suite should come near this; it only stops a hung MPI job.
+CLI_TIMEOUT_S = 120
+#: Variables by which hpcio decides it already runs inside an MPI job (runner/world.py).
+_MPI_PREFIXES = ("OMPI_", "PMI_", "PMIX_", "MPI_LOCALNRANKS", "HPCIO_")
+
+
+class Completed(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "mpi: starts real MPI jobs (mpiexec)")
+
+
+def _env() -> dict[str, str]:
+    # A pytest started under mpiexec must not make every hpcio it starts believe it is a rank.
+    return {k: v for k, v in os.environ.items() if not k.startswith(_MPI_PREFIXES)}
+
+
+def run_cli(
+    *args: object,
+    launcher: tuple[str, ...] = (),
+    timeout: float = CLI_TIMEOUT_S,
+    stdout_closed: bool = False,
+) -> Completed:
+    """Run `[launcher] python -m hpcio args`; with stdout_closed, its stdout is a pipe nobody
+    reads from any more (as in `hpcio ... | head -1` after head has exited)."""
+    command = [*launcher, sys.executable, "-m", "hpcio", *map(str, args)]
+    stdout: int = subprocess.PIPE
+    if stdout_closed:
+        read_end, stdout = os.pipe()
+        os.close(read_end)
+    try:
+        done = subprocess.run(
+            command,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=timeout,
+            env=_env(),
+            check=False,
+        )
+    finally:
+        if stdout_closed:
+            os.close(stdout)
+    return Completed(done.returncode, done.stdout or "", done.stderr)
+
+
+@pytest.fixture(scope="session")
+def hpcio() -> Callable[..., Completed]:
+    """hpcio(*args, launcher=(), stdout_closed=False) runs `python -m hpcio args` ->
+    (returncode, stdout, stderr)."""
+    return run_cli
+
+
+@pytest.fixture
+def target_dir(tmp_path: Path) -> Path:
+    """An empty directory to use as a file:// target."""
+    path = tmp_path / "target"
+    path.mkdir()
+    return path
+
+
+def url(path: Path) -> str:
+    return f"file://{path}"
+
+
+@pytest.fixture(scope="session")
+def file_url() -> Callable[[Path], str]:
+    """file_url(path) -> 'file:///abs/path'."""
+    return url
+
+
+def documents(path: Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def read_documents() -> Callable[[Path], list[dict]]:
+    """read_documents(path) -> every JSON Lines document in `path`, as plain dicts."""
+    return documents
+
+
+def the_error_line(result: Completed) -> str:
+    """The one stderr line of a failed command; fails unless it is exactly one 'hpcio: error:'."""
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("hpcio: error: "), lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="session")
+def error_line() -> Callable[[Completed], str]:
+    return the_error_line
+
+
+def _open_mpi(mpiexec: str) -> bool:
+    out = subprocess.run(
+        [mpiexec, "--version"], capture_output=True, text=True, timeout=30, check=False
+    )
+    return "Open MPI" in out.stdout or "OpenRTE" in out.stdout
+
+
+@pytest.fixture(scope="session")
+def mpiexec() -> Callable[[int], tuple[str, ...]]:
+    """mpiexec(n) -> the launcher prefix a user would type to start n ranks on this machine."""
+    found = shutil.which("mpiexec") or shutil.which("mpirun")
+    if found is None:
+        pytest.skip("no mpiexec on PATH")
+    extra: tuple[str, ...] = ()
+    if _open_mpi(found):
+        extra = ("--oversubscribe", "-q") + (("--allow-run-as-root",) if os.geteuid() == 0 else ())
+    return lambda n: (found, *extra, "-n", str(n))
+
+
+@pytest.fixture(scope="session")
+def private_mounts() -> None:
+    """Mounting in a private mount namespace needs root and unshare(1)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount in a private mount namespace")
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1) for a private mount namespace")
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=30, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"unshare -m is refused here: {probe.stderr.decode().strip()}")
+
+
+@pytest.fixture
+def engine_run(target_dir: Path) -> Callable[..., dict]:
+    """engine_run(plan, seed=1, verify=False, in_flight=1) runs `plan` on `target_dir` through
+    one engine Executor (as runner/phase.py does) and returns its figures dict."""
+    from hpcio import _engine
+
+    target = _engine.Target(url(target_dir))
+
+    def run(plan, *, seed: int = 1, verify: bool = False, in_flight: int = 1) -> dict:
+        executor = _engine.Executor(
+            target, seed=seed, t0_ns=_engine.clock_ns(), in_flight=in_flight, verify=verify
+        )
+        executor.run(
+            plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys)
+        )
+        return executor.figures()
+
+    return run

@@ -1,0 +1,176 @@
+import csv
+import io
+import json
+
+import pytest
+
+MiB = 1 << 20
+PHASES = ("write", "read")
+COLUMNS = ["File Size (MiB)", "File Size Per Proc (MiB)", "Latency (s)", "Bandwidth (MiB/s)"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, hpcio, file_url):
+    """Real documents: target A at 1 MiB and 2 MiB per rank (one file), target B at 1 MiB,
+    A at 1 MiB once more, and a 2-rank sfmw run."""
+    root = tmp_path_factory.mktemp("report")
+    a, b = root / "a", root / "b"
+    a.mkdir()
+    b.mkdir()
+
+    def run(target, size, out):
+        more = ["--transfer", "256KiB", "-i", "2", "-q"]
+        done = hpcio(
+            "run",
+            "--pattern",
+            "mfmw",
+            "--target",
+            file_url(target),
+            "--size-per-rank",
+            size,
+            *more,
+            "-o",
+            root / out,
+        )
+        assert done.returncode == 0, done.stderr
+
+    run(a, "1MiB", "one.jsonl")
+    run(a, "2MiB", "one.jsonl")
+    run(b, "1MiB", "b.jsonl")
+    run(a, "1MiB", "again.jsonl")
+    more = ["-n", "2", "--pattern", "sfmw", "--size-per-rank", "1MiB", "--transfer", "256KiB", "-q"]
+    done = hpcio("run", *more, "--target", file_url(a), "-o", root / "ranks.jsonl")
+    assert done.returncode == 0, done.stderr
+    (root / "two.jsonl").write_text(
+        (root / "one.jsonl").read_text() + (root / "b.jsonl").read_text()
+    )
+    return root
+
+
+def report(hpcio, fmt, *paths):
+    done = hpcio("report", *paths, "--format", fmt)
+    assert (done.returncode, done.stderr) == (0, "")
+    return done.stdout
+
+
+def seconds(doc, phase):
+    return doc["summary"][phase]["seconds"]["mean"]
+
+
+def test_json_one_row_per_size(runs, hpcio, read_documents):
+    one, two = read_documents(runs / "one.jsonl")
+    tables = json.loads(report(hpcio, "json", runs / "one.jsonl"))
+    assert [t["title"] for t in tables] == ["mfmw write", "mfmw read"]
+    for table, phase in zip(tables, PHASES, strict=True):
+        assert table["columns"] == COLUMNS
+        (s1, p1, lat1, bw1), (s2, p2, lat2, bw2) = table["rows"]
+        assert (s1, p1, s2, p2) == (1.0, 1.0, 2.0, 2.0)
+        assert (lat1, lat2) == (seconds(one, phase), seconds(two, phase))
+        assert bw1 == pytest.approx(1.0 / lat1, rel=1e-12)
+        assert bw2 == pytest.approx(2.0 / lat2, rel=1e-12)
+
+
+def test_csv_cells(runs, hpcio, read_documents):
+    docs = read_documents(runs / "one.jsonl")
+    rows = list(csv.reader(io.StringIO(report(hpcio, "csv", runs / "one.jsonl"))))
+    expected = []
+    for phase in PHASES:
+        expected.append(["table", *COLUMNS])
+        for size, doc in zip(("1", "2"), docs, strict=True):
+            latency = seconds(doc, phase)
+            expected.append(
+                [f"mfmw {phase}", size, size, f"{latency:.5f}", f"{int(size) / latency:.3f}"]
+            )
+    assert rows == expected
+
+
+def markdown_tables(text):
+    tables, title = {}, None
+    for line in text.splitlines():
+        if line.startswith("### "):
+            title = line[4:]
+            tables[title] = []
+        elif line.startswith("|") and "---" not in line:
+            tables[title].append([c.strip() for c in line.strip("|").split("|")])
+    return tables
+
+
+def test_markdown_is_the_default(runs, hpcio, read_documents):
+    docs = read_documents(runs / "one.jsonl")
+    text = report(hpcio, "md", runs / "one.jsonl")
+    assert hpcio("report", runs / "one.jsonl").stdout == text
+    tables = markdown_tables(text)
+    assert list(tables) == ["mfmw write", "mfmw read"]
+    for phase in PHASES:
+        header, *rows = tables[f"mfmw {phase}"]
+        assert header == COLUMNS
+        assert rows == [
+            [size, size, f"{seconds(doc, phase):.5f}", f"{int(size) / seconds(doc, phase):.3f}"]
+            for size, doc in zip(("1", "2"), docs, strict=True)
+        ]
+
+
+def test_two_targets_give_two_column_pairs(runs, hpcio, read_documents, file_url):
+    a1, a2, b1 = read_documents(runs / "two.jsonl")
+    ua, ub = file_url(runs / "a"), file_url(runs / "b")
+    tables = json.loads(report(hpcio, "json", runs / "two.jsonl"))
+    assert len(tables) == 2
+    for table, phase in zip(tables, PHASES, strict=True):
+        assert table["columns"] == [
+            *COLUMNS[:2],
+            f"{ua} Latency (s)",
+            f"{ua} Bandwidth (MiB/s)",
+            f"{ub} Latency (s)",
+            f"{ub} Bandwidth (MiB/s)",
+        ]
+        row1, row2 = table["rows"]
+        assert row1[:3] == [1.0, 1.0, seconds(a1, phase)]
+        assert row1[4] == seconds(b1, phase)
+        assert row1[5] == pytest.approx(1.0 / seconds(b1, phase), rel=1e-12)
+        assert row2[:3] == [2.0, 2.0, seconds(a2, phase)]
+        assert row2[4:] == [None, None]
+
+
+def test_missing_cell_is_na(runs, hpcio):
+    tables = markdown_tables(report(hpcio, "md", runs / "one.jsonl", runs / "b.jsonl"))
+    _, _, row2 = tables["mfmw write"]
+    assert row2[4:] == ["N/A", "N/A"]
+    assert row2[2] != "N/A"
+
+
+def test_later_document_replaces_earlier_one(runs, hpcio, read_documents):
+    (newer,) = read_documents(runs / "again.jsonl")
+    (table, _) = json.loads(report(hpcio, "json", runs / "one.jsonl", runs / "again.jsonl"))
+    assert len(table["rows"]) == 2
+    assert table["rows"][0][2] == seconds(newer, "write")
+
+
+def test_file_size_counts_every_rank(runs, hpcio, read_documents):
+    (doc,) = read_documents(runs / "ranks.jsonl")
+    tables = json.loads(report(hpcio, "json", runs / "ranks.jsonl"))
+    assert [t["title"] for t in tables] == ["sfmw write", "sfmw read"]
+    (row,) = tables[0]["rows"]
+    assert row[:3] == [2.0, 1.0, seconds(doc, "write")]
+    assert row[3] == pytest.approx(2.0 / seconds(doc, "write"), rel=1e-12)
+
+
+def test_cell_format_does_not_depend_on_target_names(runs, hpcio, tmp_path):
+    # Report columns carry the target URL; a URL that happens to contain "Latency" or "Size"
+    # must not change how that column's numbers are printed.
+    lines = []
+    for name, url in (
+        ("one.jsonl", "file:///scratch/Latency-study"),
+        ("b.jsonl", "file:///scratch/Size-study"),
+    ):
+        for line in (runs / name).read_text().splitlines():
+            record = json.loads(line)
+            record["run"]["target"]["url"] = url
+            lines.append(json.dumps(record))
+    path = tmp_path / "named.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    header, row1, _ = markdown_tables(report(hpcio, "md", path))["mfmw write"]
+    for column, cell in zip(header, row1, strict=True):
+        if column.endswith("Latency (s)"):
+            assert len(cell.split(".")[1]) == 5, (column, cell)
+        elif column.endswith("Bandwidth (MiB/s)"):
+            assert len(cell.split(".")[1]) == 3, (column, cell)

@@ -1,0 +1,160 @@
+import json
+import re
+import statistics
+
+import pytest
+from hpcio.errors import ResultsError
+from hpcio.results import io as results_io
+from hpcio.results.schema import SCHEMA_VERSION, ResultDocument
+
+MiB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory, hpcio, file_url):
+    """One real two-iteration mfmw document, written by the CLI."""
+    root = tmp_path_factory.mktemp("io")
+    target = root / "target"
+    target.mkdir()
+    path = root / "results.jsonl"
+    more = ["--pattern", "mfmw", "--size-per-rank", "1MiB", "--transfer", "256KiB", "-i", "2"]
+    done = hpcio("run", *more, "--target", file_url(target), "-o", path)
+    assert done.returncode == 0, done.stderr
+    assert list(target.iterdir()) == []
+    return path
+
+
+@pytest.fixture(scope="module")
+def record(results):
+    lines = results.read_text().splitlines()
+    assert len(lines) == 1
+    return json.loads(lines[0])
+
+
+def test_document_identity(record):
+    assert record["schema_version"] == SCHEMA_VERSION == 1
+    assert record["kind"] == "hpcio.result"
+    assert (record["ranks"], record["nodes"], record["ranks_per_node"]) == (1, 1, 1)
+    assert record["run"]["pattern"] == "mfmw"
+    assert record["run"]["size_per_rank_bytes"] == MiB
+    assert record["run"]["transfer_bytes"] == 256 << 10
+    assert record["run"]["target"]["kind"] == "posix"
+
+
+def test_phases_per_iteration(record):
+    phases = [(p["phase"], p["iteration"]) for p in record["phases"]]
+    assert phases == [("write", 0), ("read", 0), ("write", 1), ("read", 1)]
+    for p in record["phases"]:
+        assert (p["bytes_total"], p["ops_total"], p["errors"], p["ranks"]) == (MiB, 4, 0, 1)
+        assert p["latency"]["count"] == 4
+        assert p["bandwidth_bytes_per_s"] == pytest.approx(MiB / p["phase_time_s"])
+
+
+def test_per_rank_times(record):
+    for p in record["phases"]:
+        (only,) = p["per_rank"]
+        assert (only["rank"], only["node"], only["bytes"]) == (0, 0, MiB)
+        assert only["end_s"] - only["start_s"] == pytest.approx(p["phase_time_s"], abs=1e-9)
+        assert only["transfer_s"] == pytest.approx(p["transfer_time_s"])
+        assert only["open_s"] <= p["phase_time_s"] and only["close_s"] <= p["phase_time_s"]
+
+
+def test_summary_statistics(record):
+    for phase in ("write", "read"):
+        s = record["summary"][phase]
+        assert s["iterations"] == 2
+        bandwidths = [
+            p["bandwidth_bytes_per_s"] / MiB for p in record["phases"] if p["phase"] == phase
+        ]
+        bw = s["bandwidth_mib_s"]
+        assert set(bw) == {"mean", "median", "min", "max", "stddev"}
+        assert bw["mean"] == pytest.approx(statistics.fmean(bandwidths))
+        assert bw["median"] == pytest.approx(statistics.median(bandwidths))
+        assert (bw["min"], bw["max"]) == (min(bandwidths), max(bandwidths))
+        assert bw["stddev"] == pytest.approx(statistics.pstdev(bandwidths))
+        seconds = [p["phase_time_s"] for p in record["phases"] if p["phase"] == phase]
+        assert s["seconds"]["mean"] == pytest.approx(statistics.fmean(seconds))
+        assert s["latency"]["count"] == 8
+
+
+def test_cache_record(record):
+    cache = record["cache"]
+    assert cache["direct_io"] is False
+    assert cache["fsync_in_write_phase"] is False
+    assert cache["caches_dropped"] is False
+    assert cache["data_set_bytes"] == MiB
+    assert cache["read_back_from"] == "data this rank wrote"
+    assert "page cache not bypassed (no --direct)" in cache["notes"]
+
+
+def test_read_gives_the_document(results, record):
+    (doc,) = results_io.read(results)
+    assert isinstance(doc, ResultDocument)
+    assert json.loads(json.dumps(doc.to_dict())) == record
+    assert (
+        doc.summary["write"].bandwidth_mib_s.mean
+        == record["summary"]["write"]["bandwidth_mib_s"]["mean"]
+    )
+
+
+def test_append_read_round_trip(results, tmp_path):
+    (doc,) = results_io.read(results)
+    path = tmp_path / "again.jsonl"
+    results_io.append(path, doc)
+    results_io.append(path, doc)
+    assert len(path.read_text().splitlines()) == 2
+    assert results_io.read(path) == [doc, doc]
+
+
+def test_non_hpcio_line_is_named_by_file_and_line(results, tmp_path):
+    good = results.read_text().splitlines()[0]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(f"{good}\n{json.dumps({'bw': 1})}\n{good}\n")
+    with pytest.raises(
+        ResultsError, match=f"^{re.escape(str(path))}:2: not an hpcio result document$"
+    ):
+        results_io.read(path)
+
+
+def test_broken_line_inside_the_file_is_an_error(results, tmp_path):
+    good = results.read_text().splitlines()[0]
+    path = tmp_path / "broken.jsonl"
+    path.write_text(f"{good}\n{good[:100]}\n{good}\n")
+    with pytest.raises(ResultsError, match=f"^{re.escape(str(path))}:2: not JSON"):
+        results_io.read(path)
+
+
+def test_other_schema_version_is_refused(record, tmp_path):
+    path = tmp_path / "future.jsonl"
+    path.write_text(json.dumps(dict(record, schema_version=2)) + "\n")
+    with pytest.raises(ResultsError, match=f"^{re.escape(str(path))}:1: schema version 2"):
+        results_io.read(path)
+
+
+def test_truncated_last_line_is_skipped(results, tmp_path):
+    good = results.read_text().splitlines()[0]
+    path = tmp_path / "killed.jsonl"
+    path.write_text(f"{good}\n{good}\n{good[: len(good) // 2]}")
+    assert len(results_io.read(path)) == 2
+
+
+def test_append_after_truncated_last_line_keeps_every_document(results, tmp_path):
+    # A sweep killed mid-write, then resumed: the resumed documents must stay readable.
+    good = results.read_text().splitlines()[0]
+    (doc,) = results_io.read(results)
+    path = tmp_path / "resumed.jsonl"
+    path.write_text(f"{good}\n{good[: len(good) // 2]}")
+    results_io.append(path, doc)
+    results_io.append(path, doc)
+    assert len(results_io.read(path)) == 3
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ResultsError, match=r"cannot read results .*missing\.jsonl"):
+        results_io.read(tmp_path / "missing.jsonl")
+
+
+def test_unwritable_results_path(results, tmp_path):
+    (doc,) = results_io.read(results)
+    with pytest.raises(ResultsError, match="cannot write results"):
+        results_io.append(tmp_path, doc)

@@ -1,0 +1,161 @@
+import dataclasses
+import json
+
+import pytest
+from hpcio.errors import SpecError
+from hpcio.spec.model import RunSpec
+from hpcio.spec.target import TargetSpec
+
+KiB, MiB = 1 << 10, 1 << 20
+
+
+def spec(**changes):
+    base = RunSpec(
+        pattern="sfmw",
+        target=TargetSpec.from_url("file:///tmp/x"),
+        ranks=4,
+        size_per_rank_bytes=MiB,
+        transfer_bytes=256 * KiB,
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def refused(**changes):
+    with pytest.raises(SpecError) as caught:
+        spec(**changes).validate()
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_valid_spec_validates_to_itself():
+    run = spec(segments=2, transfer_bytes=128 * KiB)
+    assert run.validate() is run
+    assert run.block_bytes == 512 * KiB
+    assert run.file_bytes == 4 * MiB
+
+
+def test_size_not_multiple_of_transfer():
+    message = refused(transfer_bytes=384 * KiB)
+    assert message == "size per rank (1 MiB) is not a multiple of the transfer (384 KiB)"
+
+
+def test_block_not_multiple_of_transfer_names_segments():
+    message = refused(segments=4, transfer_bytes=512 * KiB)
+    assert message == (
+        "size per rank / segments (256 KiB) is not a multiple of the transfer (512 KiB)"
+    )
+
+
+def test_segments_must_divide_size():
+    assert refused(segments=3) == "--size-per-rank 1 MiB does not split into 3 equal segments"
+
+
+def test_direct_needs_aligned_transfer():
+    message = refused(direct=True, size_per_rank_bytes=3000, transfer_bytes=1000)
+    assert message == "--direct needs a transfer that is a multiple of 4 KiB, got 1000 B"
+    assert spec(direct=True).validate().direct
+
+
+def test_unknown_pattern_lists_the_known_ones():
+    assert refused(pattern="nn") == (
+        "unknown pattern 'nn'; choose one of sfsw, sfmw, mfmw, sfmr, mfmr"
+    )
+
+
+@pytest.mark.parametrize("pattern", ["sfmr", "mfmr"])
+def test_reading_patterns_refuse_write_phase(pattern):
+    message = refused(pattern=pattern, phases=("write",))
+    assert message.startswith(f"{pattern} only reads")
+    assert "--phases read" in message
+    assert spec(pattern=pattern, phases=("read",)).validate().phases == ("read",)
+
+
+@pytest.mark.parametrize("phases", [(), ("wrte",), ("write", "verify")])
+def test_unknown_phases(phases):
+    assert refused(phases=phases).startswith("--phases takes write, read or write,read")
+
+
+@pytest.mark.parametrize(
+    ("field", "option"),
+    [
+        ("ranks", "-n"),
+        ("size_per_rank_bytes", "--size-per-rank"),
+        ("transfer_bytes", "--transfer"),
+        ("segments", "--segments"),
+        ("iterations", "-i"),
+        ("gather_chunk_bytes", "--gather-chunk"),
+        ("in_flight", "--in-flight"),
+    ],
+)
+def test_counts_must_be_positive(field, option):
+    assert refused(**{field: 0}) == f"{option} must be at least 1, got 0"
+
+
+def test_read_scope_must_be_known():
+    assert refused(read_scope="some") == "--read-scope must be 'all' or 'own', got 'some'"
+
+
+def test_spec_errors_are_value_errors():
+    with pytest.raises(ValueError):
+        spec(segments=3).validate()
+
+
+def test_to_dict_from_dict_round_trip():
+    run = spec(
+        segments=2,
+        iterations=3,
+        fsync=True,
+        verify=True,
+        reorder=True,
+        seed=9,
+        phases=("write", "read"),
+        read_scope="own",
+    )
+    record = run.to_dict()
+    assert record["target"] == {"url": "file:///tmp/x", "kind": "posix", "options": []}
+    assert record["size_per_rank_bytes"] == MiB
+    assert RunSpec.from_dict(record) == run
+    assert RunSpec.from_dict(json.loads(json.dumps(record))) == run
+
+
+def test_round_trip_of_default_phases():
+    run = spec()
+    assert run.to_dict()["phases"] is None
+    assert RunSpec.from_dict(json.loads(json.dumps(run.to_dict()))) == run
+
+
+def test_to_dict_never_records_option_values():
+    run = spec(target=TargetSpec.from_url("file:///tmp/x", secret_key="hunter2"))
+    text = json.dumps(run.to_dict())
+    assert "hunter2" not in text
+    assert run.to_dict()["target"]["options"] == ["secret_key"]
+    assert "hunter2" not in repr(run)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("file:///tmp/x", "file:///tmp/x"),
+        ("file:///tmp/x/", "file:///tmp/x"),
+        ("file:///", "file:///"),
+    ],
+)
+def test_target_from_url(url, expected):
+    target = TargetSpec.from_url(url)
+    assert (target.url, target.kind) == (expected, "posix")
+    assert target.path == expected.removeprefix("file://")
+
+
+@pytest.mark.parametrize("url", ["file://tmp/x", "file:tmp/x", "file://"])
+def test_target_rejects_relative_paths(url):
+    with pytest.raises(SpecError) as caught:
+        TargetSpec.from_url(url)
+    assert str(caught.value) == f"target '{url}': use an absolute path, e.g. file:///scratch/hpcio"
+
+
+@pytest.mark.parametrize("url", ["ftp://host/x", "/tmp/x", "tmp/x", "nfs://server/export"])
+def test_target_rejects_unknown_schemes(url):
+    with pytest.raises(SpecError) as caught:
+        TargetSpec.from_url(url)
+    assert str(caught.value) == f"target '{url}': unknown scheme; supported: file://"

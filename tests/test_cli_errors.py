@@ -1,0 +1,205 @@
+import pytest
+
+MiB = 1 << 20
+
+
+@pytest.fixture
+def run_args(target_dir, file_url):
+    def args(*more, pattern="mfmw", size="1MiB", target=None):
+        target = target or file_url(target_dir)
+        return (
+            "run",
+            "--pattern",
+            pattern,
+            "--target",
+            target,
+            "--size-per-rank",
+            size,
+            "--transfer",
+            "256KiB",
+            *more,
+        )
+
+    return args
+
+
+def refused(done, error_line):
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    return error_line(done)
+
+
+@pytest.mark.parametrize(
+    ("more", "kwargs", "message"),
+    [
+        (
+            (),
+            {"pattern": "nfnw"},
+            "unknown pattern 'nfnw'; choose one of sfsw, sfmw, mfmw, sfmr, mfmr",
+        ),
+        ((), {"size": "1QiB"}, "'1QiB' is not a size; use a number with B, KiB, MiB, GiB or TiB"),
+        ((), {"size": "1.3MiB"}, "'1.3MiB' is not a whole number of bytes"),
+        (
+            ("--transfer", "384KiB"),
+            {},
+            "size per rank (1 MiB) is not a multiple of the transfer (384 KiB)",
+        ),
+        (("--segments", "3"), {}, "--size-per-rank 1 MiB does not split into 3 equal segments"),
+        (("-n", "0"), {}, "-n must be at least 1, got 0"),
+        (("-n", "-2"), {}, "-n must be at least 1, got -2"),
+        (("-i", "0"), {}, "-i must be at least 1, got 0"),
+        (("--frobnicate",), {}, "unrecognized arguments: --frobnicate"),
+        (("-n", "two"), {}, "argument -n/--ranks: invalid int value: 'two'"),
+        (
+            ("--phases", "write"),
+            {"pattern": "sfmr"},
+            "sfmr only reads; use --phases read or sfmw/mfmw",
+        ),
+        (
+            ("--direct", "--transfer", "1000B"),
+            {"size": "2000B"},
+            "--direct needs a transfer that is a multiple of 4 KiB, got 1000 B",
+        ),
+        (
+            (),
+            {"target": "file://scratch/run1"},
+            "target 'file://scratch/run1': use an absolute path, e.g. file:///scratch/hpcio",
+        ),
+        (
+            (),
+            {"target": "ftp://host/run1"},
+            "target 'ftp://host/run1': unknown scheme; supported: file://",
+        ),
+    ],
+)
+def test_bad_run_options(hpcio, run_args, error_line, target_dir, more, kwargs, message):
+    done = hpcio(*run_args(*more, **kwargs))
+    assert refused(done, error_line) == f"hpcio: error: {message}"
+    assert done.stdout == ""
+    assert list(target_dir.iterdir()) == []
+
+
+def test_missing_required_option(hpcio, error_line):
+    done = hpcio("run", "--pattern", "mfmw", "--size-per-rank", "1MiB")
+    assert (
+        refused(done, error_line) == "hpcio: error: the following arguments are required: --target"
+    )
+
+
+def test_no_command(hpcio, error_line):
+    assert "required" in refused(hpcio(), error_line)
+
+
+@pytest.mark.parametrize("ranks", ["1", "2"])
+def test_missing_target_directory(hpcio, run_args, error_line, tmp_path, file_url, ranks):
+    missing = tmp_path / "nowhere"
+    done = hpcio(*run_args("-n", ranks, target=file_url(missing)))
+    assert refused(done, error_line) == f"hpcio: error: target {file_url(missing)} does not exist"
+    assert not missing.exists()
+
+
+def test_target_that_is_a_file(hpcio, run_args, error_line, tmp_path, file_url):
+    regular = tmp_path / "plain.dat"
+    regular.write_text("x")
+    done = hpcio(*run_args(target=file_url(regular)))
+    assert (
+        refused(done, error_line) == f"hpcio: error: target {file_url(regular)} is not a directory"
+    )
+
+
+def test_output_directory_missing(hpcio, run_args, error_line, tmp_path):
+    out = tmp_path / "no" / "such" / "results.jsonl"
+    done = hpcio(*run_args("-o", out))
+    assert refused(done, error_line) == (
+        f"hpcio: error: -o {out}: directory {out.parent} does not exist"
+    )
+
+
+def test_output_is_a_directory(hpcio, run_args, error_line, tmp_path, target_dir):
+    done = hpcio(*run_args("-o", tmp_path))
+    assert (
+        refused(done, error_line) == f"hpcio: error: -o {tmp_path}: cannot write (Is a directory)"
+    )
+    assert list(target_dir.iterdir()) == []
+
+
+def test_sweep_needs_output(hpcio, error_line, target_dir, file_url):
+    done = hpcio(
+        "sweep", "--pattern", "mfmw", "--sizes", "1MiB..2MiB", "--target", file_url(target_dir)
+    )
+    assert refused(done, error_line) == (
+        "hpcio: error: sweep needs -o FILE: it appends there and resumes from it"
+    )
+
+
+def test_report_on_json_that_is_not_hpcio(hpcio, error_line, tmp_path):
+    path = tmp_path / "other.jsonl"
+    path.write_text('{"bandwidth": 1}\n')
+    done = hpcio("report", path)
+    assert refused(done, error_line) == f"hpcio: error: {path}:1: not an hpcio result document"
+
+
+def test_report_on_text(hpcio, error_line, tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("bandwidth was good\nlatency too\n")
+    done = hpcio("report", path)
+    assert refused(done, error_line).startswith(f"hpcio: error: {path}:1: not JSON")
+
+
+def test_report_on_binary(hpcio, error_line, tmp_path):
+    path = tmp_path / "blob.bin"
+    path.write_bytes(bytes(range(256)) * 4)
+    done = hpcio("report", path)
+    assert refused(done, error_line) == f"hpcio: error: {path}: not a text file of hpcio results"
+
+
+def test_report_on_missing_and_empty_files(hpcio, error_line, tmp_path):
+    missing, empty = tmp_path / "missing.jsonl", tmp_path / "empty.jsonl"
+    empty.write_text("")
+    done = hpcio("report", missing)
+    assert refused(done, error_line) == (
+        f"hpcio: error: cannot read results {missing}: No such file or directory"
+    )
+    done = hpcio("report", empty)
+    assert refused(done, error_line) == f"hpcio: error: no result documents in {empty}"
+
+
+def mounted(setup):
+    """A launcher that runs hpcio in a private mount namespace after `setup` (shell)."""
+    return ("unshare", "-m", "sh", "-c", f'{setup} && exec "$@"', "sh")
+
+
+@pytest.mark.parametrize("ranks", ["1", "2"])
+def test_direct_refused_by_file_system(
+    hpcio, run_args, error_line, target_dir, file_url, private_mounts, ranks
+):
+    # ramfs has no O_DIRECT: open(2) fails with EINVAL.
+    done = hpcio(
+        *run_args("--direct", "-n", ranks), launcher=mounted(f"mount -t ramfs none '{target_dir}'")
+    )
+    assert refused(done, error_line) == (
+        f"hpcio: error: target {file_url(target_dir)}: its file "
+        "system refuses O_DIRECT (--direct); run without "
+        "--direct"
+    )
+
+
+def test_same_ramfs_without_direct_runs(hpcio, run_args, target_dir, private_mounts):
+    done = hpcio(*run_args(), launcher=mounted(f"mount -t ramfs none '{target_dir}'"))
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("ranks", ["1", "2"])
+def test_read_only_target(hpcio, run_args, error_line, target_dir, file_url, private_mounts, ranks):
+    setup = f"mount --bind '{target_dir}' '{target_dir}' && mount -o remount,ro,bind '{target_dir}'"
+    done = hpcio(*run_args("-n", ranks), launcher=mounted(setup))
+    assert refused(done, error_line) == (
+        f"hpcio: error: target {file_url(target_dir)} is on a read-only file system"
+    )
+    assert list(target_dir.iterdir()) == []
+
+
+def test_closed_stdout_is_not_a_traceback(hpcio, run_args, target_dir):
+    # `hpcio run ... | head -1` once head has exited: the reader is gone before hpcio prints.
+    done = hpcio(*run_args(), stdout_closed=True)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert list(target_dir.iterdir()) == []
