@@ -69,12 +69,14 @@ def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
     return tables
 
 
-def _cell(value: float | None, column: str) -> str:
+def _cell(value: float | None, column: int) -> str:
+    """Columns are two sizes, then (latency, bandwidth) pairs: format by position, never by a
+    header, which holds a target URL that may contain any word."""
     if value is None:
         return "N/A"
-    if "Size" in column:
+    if column < 2:
         return f"{value:g}"
-    return f"{value:.5f}" if "Latency" in column else f"{value:.3f}"
+    return f"{value:.5f}" if column % 2 == 0 else f"{value:.3f}"
 
 
 def render(tables: Sequence[Table], fmt: str) -> str:
@@ -101,7 +103,7 @@ def render(tables: Sequence[Table], fmt: str) -> str:
         for t in tables:
             writer.writerow(["table", *t.columns])
             writer.writerows(
-                [t.title, *(_cell(v, c) for v, c in zip(r, t.columns, strict=True))] for r in t.rows
+                [t.title, *(_cell(v, c) for c, v in enumerate(r))] for r in t.rows
             )
         return out.getvalue()
     parts = []
@@ -111,7 +113,7 @@ def render(tables: Sequence[Table], fmt: str) -> str:
         parts.append("|" + "|".join(" ---: " for _ in t.columns) + "|")
         for r in t.rows:
             parts.append(
-                "| " + " | ".join(_cell(v, c) for v, c in zip(r, t.columns, strict=True)) + " |"
+                "| " + " | ".join(_cell(v, c) for c, v in enumerate(r)) + " |"
             )
         parts.extend(["", *(f"Note: {n}" for n in t.notes)] if t.notes else [])
         parts.append("")
