@@ -197,6 +197,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _is_rank0():
             print(f"hpcio: error: {e}", file=sys.stderr)
         return e.exit_code
+    except BrokenPipeError:
+        from hpcio.report.console import silence_stdout
+
+        silence_stdout()  # `hpcio report ... | head` is not an error
+        return 0
     except KeyboardInterrupt:
         if _is_rank0():
             print("hpcio: interrupted", file=sys.stderr)

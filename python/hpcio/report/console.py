@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 from hpcio.results.schema import PhaseFigures, ResultDocument
 from hpcio.runner.world import Topology
 from hpcio.spec.model import RunSpec
@@ -56,11 +59,26 @@ class Console:
     def announce(self, run: RunSpec) -> None:
         self._iterations = run.iterations
         if not self._quiet:
-            print(header(run, self._topology.nodes, self._topology.ranks_per_node), flush=True)
+            say(header(run, self._topology.nodes, self._topology.ranks_per_node))
 
     def progress(self, figures: PhaseFigures) -> None:
         if not self._quiet:
-            print(progress_line(figures, self._iterations), flush=True)
+            say(progress_line(figures, self._iterations))
 
     def finished(self, doc: ResultDocument) -> None:
-        print(summary(doc), flush=True)
+        say(summary(doc))
+
+
+def say(text: str) -> None:
+    """Print a line. When the reader went away (`hpcio sweep ... | head`), carry on silently:
+    the run and its result documents matter more than the commentary."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        silence_stdout()
+
+
+def silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

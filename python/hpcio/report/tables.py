@@ -102,9 +102,7 @@ def render(tables: Sequence[Table], fmt: str) -> str:
         writer = csv.writer(out, lineterminator="\n")
         for t in tables:
             writer.writerow(["table", *t.columns])
-            writer.writerows(
-                [t.title, *(_cell(v, c) for c, v in enumerate(r))] for r in t.rows
-            )
+            writer.writerows([t.title, *(_cell(v, c) for c, v in enumerate(r))] for r in t.rows)
         return out.getvalue()
     parts = []
     for t in tables:
@@ -112,9 +110,7 @@ def render(tables: Sequence[Table], fmt: str) -> str:
         parts.append("| " + " | ".join(t.columns) + " |")
         parts.append("|" + "|".join(" ---: " for _ in t.columns) + "|")
         for r in t.rows:
-            parts.append(
-                "| " + " | ".join(_cell(v, c) for c, v in enumerate(r)) + " |"
-            )
+            parts.append("| " + " | ".join(_cell(v, c) for c, v in enumerate(r)) + " |")
         parts.extend(["", *(f"Note: {n}" for n in t.notes)] if t.notes else [])
         parts.append("")
     return "\n".join(parts)

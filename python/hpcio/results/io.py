@@ -15,12 +15,39 @@ def append(path: str | os.PathLike[str], document: ResultDocument) -> None:
     """Append one document as one line, flushed and fsynced so a killed sweep loses nothing."""
     line = json.dumps(document.to_dict(), separators=(",", ":")) + "\n"
     try:
+        _drop_partial_last_line(path)
         with open(path, "a", encoding="utf-8") as out:
             out.write(line)
             out.flush()
             os.fsync(out.fileno())
     except OSError as e:
         raise ResultsError(f"cannot write results to {path}: {e.strerror}") from None
+
+
+def _drop_partial_last_line(path: str | os.PathLike[str]) -> None:
+    """A run killed mid-append leaves a last line without its newline; appending after it
+    would glue two documents together, so cut it off (it was never a whole document)."""
+    try:
+        with open(path, "rb+") as f:
+            size = f.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return
+            tail = min(size, 1 << 20)
+            while True:
+                f.seek(size - tail)
+                cut = f.read(tail).rfind(b"\n")
+                if cut >= 0:
+                    f.truncate(size - tail + cut + 1)
+                    return
+                if tail == size:
+                    f.truncate(0)
+                    return
+                tail = min(size, tail * 2)
+    except FileNotFoundError:
+        return
 
 
 def read_records(path: str | os.PathLike[str]) -> Iterator[dict]:

@@ -106,7 +106,10 @@ class RankFigures:
         return max(ends) if ends else None
 
     def bytes_done_by(self, at_ns: int) -> float:
-        """Bytes this rank had completed `at_ns` after t0, interpolated inside a bucket."""
+        """Bytes this rank had completed `at_ns` after t0: all of them if it had ended by then,
+        else from its completion timeline, interpolated inside the bucket holding `at_ns`."""
+        if self.end_ns is not None and self.end_ns <= at_ns:
+            return float(self.bytes)
         width = self.timeline_width_ns
         full, part = divmod(at_ns, width)
         done = float(sum(self.timeline_bytes[:full]))

@@ -22,18 +22,23 @@ def node_ram_bytes() -> int:
 def cache_record(run: RunSpec, nodes: int, ram_bytes: int, reads: bool) -> CacheRecord:
     """Say, for this spec on this job, whether reads could have been served from RAM."""
     data_set = run.file_bytes
-    per_node = data_set // max(nodes, 1) if run.pattern != "sfmr" else data_set
-    if run.reorder and nodes > 1:
+    reads_whole_file = run.pattern == "sfmr" and run.read_scope == "all"
+    # sfsw's file sits on rank 0's node; whole-file sfmr makes every node read all of it.
+    whole = reads_whole_file or run.pattern == "sfsw"
+    per_node = data_set if whole else data_set // max(nodes, 1)
+    if run.pattern == "sfsw":
+        read_from = "rank 0 reads the file and sends each rank its data"
+    elif reads_whole_file:
+        read_from = "data written by all ranks"
+    elif run.reorder and nodes > 1:
         read_from = "data written by a rank on another node"
     elif run.reorder and run.ranks > 1:
         read_from = "data written by another rank on the same node"
     else:
-        read_from = "data this rank wrote" if run.pattern != "sfmr" else "data written by all ranks"
-    if run.pattern == "sfsw":
-        read_from = "rank 0 reads the file and sends each rank its data"
-    # Data written on this node sits in its page cache unless O_DIRECT kept it out; reads of
-    # another node's data miss this node's cache, but sfmr and sfsw read what this node wrote.
-    local_data = not (run.reorder and nodes > 1) or run.pattern in ("sfmr", "sfsw")
+        read_from = "data this rank wrote"
+    # Data written on this node sits in its page cache unless O_DIRECT kept it out. Reads of
+    # another node's data miss it; sfsw and whole-file sfmr read data this node wrote.
+    local_data = not (run.reorder and nodes > 1) or run.pattern == "sfsw" or reads_whole_file
     may_hit = reads and not run.direct and local_data and (ram_bytes == 0 or per_node < ram_bytes)
     notes = []
     if run.direct:

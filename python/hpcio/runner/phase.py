@@ -23,7 +23,9 @@ def run_phase(
     Plans and buffers are made before the barrier, so neither counts as I/O time.
     """
     collect = workload.sharing is Sharing.COLLECT
-    plan = None if collect and who.rank != choreography.COLLECTOR else workload.plan(run, phase, who)
+    plan = (
+        None if collect and who.rank != choreography.COLLECTOR else workload.plan(run, phase, who)
+    )
     executor = _engine.Executor(
         target,
         seed=run.seed,
