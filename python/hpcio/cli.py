@@ -1,21 +1,23 @@
-"""The hpcio command: parse, validate, print; nothing else."""
+"""The hpcio command: parse, validate, print; nothing else. Each subcommand is one module
+under hpcio/commands/ and one entry in COMMANDS."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
-from hpcio.errors import USAGE_EXIT, HpcioError, SpecError
-from hpcio.spec.model import PATTERNS, RunSpec
-from hpcio.spec.target import TargetSpec
-from hpcio.units import parse_size, parse_size_range
+from hpcio.errors import USAGE_EXIT, HpcioError
 
-if TYPE_CHECKING:
-    from hpcio.runner.world import Comm
+#: Subcommand -> module with HELP, add_arguments(parser) and main(args, argv) -> exit code.
+COMMANDS = {
+    "run": "hpcio.commands.run",
+    "sweep": "hpcio.commands.sweep",
+    "report": "hpcio.commands.report",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,173 +28,23 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(USAGE_EXIT)
 
 
-def _run_options(p: argparse.ArgumentParser, *, sweep: bool) -> None:
-    if sweep:
-        p.add_argument(
-            "--pattern", required=True, help="comma-separated patterns: " + ", ".join(PATTERNS)
-        )
-        p.add_argument("--sizes", required=True, help="size per rank, or a doubling range A..B")
-    else:
-        p.add_argument("--pattern", required=True, help=", ".join(PATTERNS))
-        p.add_argument("--size-per-rank", required=True, help="bytes each rank writes (256MiB)")
-    p.add_argument("--target", required=True, help="where data goes: file:///scratch/hpcio")
-    p.add_argument("-n", "--ranks", type=int, help="MPI ranks; starts mpiexec when needed")
-    p.add_argument("--transfer", default="1MiB", help="bytes per I/O call (default 1MiB)")
-    p.add_argument("-i", "--iterations", type=int, default=1, help="repetitions (default 1)")
-    p.add_argument(
-        "--segments", type=int, default=1, help="interleave each rank's data in S segments (IOR -s)"
-    )
-    p.add_argument("--fsync", action="store_true", help="fsync before close, inside the timing")
-    p.add_argument("--direct", action="store_true", help="O_DIRECT: bypass the page cache")
-    p.add_argument("--verify", action="store_true", help="check every byte read")
-    p.add_argument("--keep", action="store_true", help="keep files after each iteration")
-    p.add_argument(
-        "--phases",
-        help="write, read or write,read (default: the pattern's); "
-        "read alone reads what an earlier --keep run wrote",
-    )
-    p.add_argument(
-        "--reorder",
-        action="store_true",
-        help="read back another rank's data (another node's when there are several)",
-    )
-    p.add_argument(
-        "--read-scope",
-        choices=("all", "own"),
-        default="all",
-        help="sfmr: every rank reads the whole file (all) or its region (own)",
-    )
-    p.add_argument("--gather-chunk", default="64MiB", help="sfsw: bytes per gather message")
-    p.add_argument("--in-flight", type=int, default=1, help="transfers in flight per rank")
-    p.add_argument("--seed", type=int, default=1, help="payload seed")
-    p.add_argument("-o", "--output", help="append result documents (JSON Lines) to this file")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="hpcio", description="HPC I/O patterns on POSIX and object storage.")
     from hpcio import __version__
 
+    parser = _Parser(prog="hpcio", description="HPC I/O patterns on POSIX and object storage.")
     parser.add_argument("--version", action="version", version=f"hpcio {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _run_options(commands.add_parser("run", help="run one pattern"), sweep=False)
-    _run_options(commands.add_parser("sweep", help="run patterns x sizes, resumable"), sweep=True)
-    report = commands.add_parser("report", help="the studies' tables from result documents")
-    report.add_argument("results", nargs="+", help="JSON Lines files written by -o")
-    report.add_argument("--format", choices=("md", "csv", "json"), default="md")
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        module.add_arguments(commands.add_parser(name, help=module.HELP))
     return parser
-
-
-def _spec(args: argparse.Namespace, pattern: str, size: int, ranks: int) -> RunSpec:
-    return RunSpec(
-        pattern=pattern,
-        target=TargetSpec.from_url(args.target),
-        ranks=ranks,
-        size_per_rank_bytes=size,
-        transfer_bytes=parse_size(args.transfer),
-        segments=args.segments,
-        iterations=args.iterations,
-        fsync=args.fsync,
-        direct=args.direct,
-        verify=args.verify,
-        keep=args.keep,
-        reorder=args.reorder,
-        read_scope=args.read_scope,
-        gather_chunk_bytes=parse_size(args.gather_chunk),
-        in_flight=args.in_flight,
-        seed=args.seed,
-        phases=tuple(p.strip() for p in args.phases.split(",")) if args.phases else None,
-    ).validate()
-
-
-def _specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
-    if args.command == "run":
-        return [_spec(args, args.pattern, parse_size(args.size_per_rank), ranks)]
-    from hpcio.spec.sweep import grid
-
-    patterns = [p.strip() for p in args.pattern.split(",") if p.strip()]
-    base = _spec(args, patterns[0] if patterns else "", parse_size_range(args.sizes)[0], ranks)
-    return grid(base, patterns, parse_size_range(args.sizes))
-
-
-def _check_output(path: str | None) -> None:
-    if path is None:
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise SpecError(f"-o {path}: directory {directory} does not exist")
-    try:
-        with open(path, "a", encoding="utf-8"):
-            pass
-    except OSError as e:
-        raise SpecError(f"-o {path}: cannot write ({e.strerror})") from None
-
-
-def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from hpcio.runner import world as world_mod
-
-    if args.ranks is not None and args.ranks < 1:
-        raise SpecError(f"-n must be at least 1, got {args.ranks}")
-    if args.command == "sweep" and not args.output:
-        raise SpecError("sweep needs -o FILE: it appends there and resumes from it")
-    inside = world_mod.inside_mpi_job()
-    ranks = args.ranks or 1
-    specs = _specs(args, ranks)  # validates options before anything starts
-    _check_output(args.output)
-
-    if not inside and ranks > 1:
-        from hpcio.runner.run import probe_target
-
-        probe_target(specs[0])
-        return world_mod.relaunch(ranks, argv)
-
-    world = world_mod.open_world()
-    if args.ranks is not None and args.ranks != world.size:
-        raise SpecError(f"-n {args.ranks} but the MPI job has {world.size} ranks")
-    specs = [dataclasses.replace(s, ranks=world.size) for s in specs]
-    with world_mod.abort_on_error(world):
-        return _execute(world, args, specs)
-
-
-def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:
-    from hpcio.report.console import Console
-    from hpcio.results import io as results_io
-    from hpcio.runner.sweep import run_all
-    from hpcio.runner.world import topology
-    from hpcio.spec.sweep import pending
-
-    todo = specs
-    if args.command == "sweep" and world.rank == 0:
-        done = list(results_io.read_records(args.output)) if os.path.getsize(args.output) else []
-        todo = pending(specs, [record["run"] for record in done])
-        print(
-            f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
-            f"{args.output}, {len(todo)} to run"
-        )
-    todo = world.bcast(todo)
-    console = Console(topology(world), quiet=args.quiet)
-    run_all(world, todo, args.output, console.progress, console.announce, console.finished)
-    return 0
-
-
-def _report(args: argparse.Namespace) -> int:
-    from hpcio.report.tables import render, study_tables
-    from hpcio.results import io as results_io
-
-    docs = [doc for path in args.results for doc in results_io.read(path)]
-    if not docs:
-        raise SpecError(f"no result documents in {', '.join(args.results)}")
-    sys.stdout.write(render(study_tables(docs), args.format))
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "report":
-            return _report(args)
-        return _run(args, argv)
+        return importlib.import_module(COMMANDS[args.command]).main(args, argv)
     except HpcioError as e:
         if _is_rank0():
             print(f"hpcio: error: {e}", file=sys.stderr)

@@ -1,0 +1,1 @@
+"""One module per hpcio subcommand: HELP, add_arguments(parser), main(args, argv)."""

@@ -1,0 +1,19 @@
+"""`hpcio sweep`: the options of run, with a list of patterns and a doubling range of sizes;
+appends to -o and skips the points already there, so an interrupted sweep resumes."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from hpcio.commands import run
+
+HELP = "run patterns x sizes, resumable"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    run.add_run_arguments(parser, sweep=True)
+
+
+def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    return run.main(args, argv)
