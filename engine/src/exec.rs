@@ -11,7 +11,7 @@ use crate::plan::{Op, Plan, Row};
 use crate::target::{Handle, Mode, Target};
 use crate::timeline::Timeline;
 use hdrhistogram::Histogram;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -47,6 +47,9 @@ pub struct Figures {
     pub first_errors: Vec<String>,
     pub latency: Histogram<u64>,
     pub timeline: Timeline,
+    /// Storage requests issued, by kind ("open", "write", "put", "upload_part", ...): what a
+    /// provider bills, counted where they are made.
+    pub requests: BTreeMap<&'static str, u64>,
 }
 
 impl Default for Figures {
@@ -61,6 +64,7 @@ impl Default for Figures {
             first_errors: Vec::new(),
             latency: new_histogram(),
             timeline: Timeline::default(),
+            requests: BTreeMap::new(),
         }
     }
 }
@@ -71,6 +75,10 @@ impl Figures {
         if self.first_errors.len() < KEPT_ERRORS {
             self.first_errors.push(message);
         }
+    }
+
+    pub fn count(&mut self, kind: &'static str) {
+        *self.requests.entry(kind).or_insert(0) += 1;
     }
 
     fn merge(&mut self, other: Figures) {
@@ -87,6 +95,9 @@ impl Figures {
         }
         self.latency.add(&other.latency).expect("histograms share bounds");
         self.timeline.merge(&other.timeline);
+        for (kind, n) in other.requests {
+            *self.requests.entry(kind).or_insert(0) += n;
+        }
     }
 }
 
@@ -214,6 +225,11 @@ impl Executor {
             Op::Write | Op::Read => unreachable!("transfers are batched"),
         };
         let end = now_ns();
+        self.figures.count(match row.op {
+            Op::OpenWrite | Op::OpenRead => "open",
+            Op::Sync => "fsync",
+            _ => "close",
+        });
         let (s, e) = (self.since_t0(start), self.since_t0(end));
         match row.op {
             Op::OpenWrite | Op::OpenRead => self.figures.open.add(s, e),
@@ -381,6 +397,7 @@ fn worker(
             _ => Err(Failure::Io(std::io::Error::other("plan row does not match its data"))),
         };
         let end = now_ns();
+        figures.count(if row.op == Op::Write { "write" } else { "read" });
         figures.transfer.add(start.saturating_sub(s.t0_ns), end.saturating_sub(s.t0_ns));
         match result {
             Ok(latency_ns) => {

@@ -148,6 +148,11 @@ impl PyExecutor {
         d.set_item("latency_hdr", PyBytes::new(py, &histogram::encode(&f.latency)))?;
         d.set_item("timeline_width_ns", f.timeline.width_ns)?;
         d.set_item("timeline_bytes", f.timeline.buckets.clone())?;
+        let requests = PyDict::new(py);
+        for (kind, n) in &f.requests {
+            requests.set_item(*kind, *n)?;
+        }
+        d.set_item("requests", requests)?;
         Ok(d)
     }
 }

@@ -36,6 +36,7 @@ class Figures(TypedDict):
     latency_hdr: bytes
     timeline_width_ns: int
     timeline_bytes: list[int]
+    requests: dict[str, int]
 
 class Executor:
     """Runs plans for one rank in one phase; handles stay open between run() calls."""

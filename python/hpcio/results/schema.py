@@ -63,6 +63,9 @@ class PhaseFigures:
     close_time_s: float
     latency: LatencyPercentiles
     latency_hdr_b64: str
+    #: Storage requests by kind, all ranks ("open", "write", "read", "fsync", "close"; object
+    #: stores: "put", "get", "upload_part", ...), as a provider would bill them.
+    requests: dict[str, int]
     per_rank: tuple[RankTimes, ...]
 
 

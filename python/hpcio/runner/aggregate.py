@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -61,6 +62,7 @@ class RankFigures:
     latency_hdr: bytes
     timeline_width_ns: int
     timeline_bytes: tuple[int, ...]
+    requests: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_engine(
@@ -93,6 +95,7 @@ class RankFigures:
             latency_hdr=figures["latency_hdr"],
             timeline_width_ns=figures["timeline_width_ns"],
             timeline_bytes=tuple(figures["timeline_bytes"]),
+            requests=dict(figures.get("requests", {})),
         )
 
     @property
@@ -178,6 +181,7 @@ def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> P
         close_time_s=_spread_s([r.close_ns for r in ranks]),
         latency=latency_percentiles(merged),
         latency_hdr_b64=base64.b64encode(merged).decode("ascii"),
+        requests=dict(sum((Counter(r.requests) for r in ranks), Counter())),
         per_rank=tuple(
             RankTimes(
                 rank=r.rank,
