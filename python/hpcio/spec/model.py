@@ -39,6 +39,10 @@ class RunSpec:
     #: Timed phases to run; None runs the pattern's own (reading patterns lay their data out
     #: untimed first). ("read",) alone reads data an earlier run left with --keep (IOR's -r).
     phases: tuple[str, ...] | None = None
+    #: Ranks per node the run asked for (a suite's "5 nodes x 4" layout), kept so that points
+    #: differing only in layout stay apart; None: whatever the launcher gave. The layout the
+    #: job really had is the document's own `ranks_per_node`.
+    ranks_per_node: int | None = None
 
     @property
     def block_bytes(self) -> int:
@@ -94,6 +98,11 @@ class RunSpec:
                 )
             if "write" in self.phases and self.pattern in ("sfmr", "mfmr"):
                 raise SpecError(f"{self.pattern} only reads; use --phases read or sfmw/mfmw")
+        if self.ranks_per_node is not None and not 1 <= self.ranks_per_node <= self.ranks:
+            raise SpecError(
+                f"ranks per node must be from 1 to the {self.ranks} ranks, "
+                f"got {self.ranks_per_node}"
+            )
         if self.read_scope not in ("all", "own"):
             raise SpecError(f"--read-scope must be 'all' or 'own', got '{self.read_scope}'")
         return self
@@ -102,6 +111,10 @@ class RunSpec:
         """The spec as a result document records it (target redacted)."""
         record = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         record["target"] = self.target.redacted()
+        if self.ranks_per_node is None:
+            # Absent rather than null, so documents of plain runs keep the fields they always
+            # had and compare equal to those written before the field existed.
+            del record["ranks_per_node"]
         return record
 
     @classmethod

@@ -1,0 +1,260 @@
+"""`hpcio suite run FILE.toml`: a suite's grid of points, appended to -o and resumable;
+`hpcio suite show FILE.toml`: its points and which are already done."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import shutil
+import sys
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from hpcio.errors import SpecError
+from hpcio.spec.model import RunSpec
+from hpcio.spec.suite import Suite, describe, group_points, load_suite
+
+if TYPE_CHECKING:
+    from hpcio.runner.world import Comm
+
+HELP = "run a suite (TOML grid of points), resumable"
+
+#: A phase's fixed cost (launch, open, close, barriers) in bytes-moved equivalents, so the ETA
+#: does not treat a 1 MiB point as free.
+_PHASE_OVERHEAD_BYTES = 16 << 20
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="suite_command", required=True)
+    run = actions.add_parser("run", help="run the suite's points not yet in -o")
+    _common(run)
+    run.add_argument(
+        "--display",
+        choices=("auto", "bar", "lines"),
+        default="auto",
+        help="progress: a bar on a terminal, one line per point otherwise (auto)",
+    )
+    # One MPI launch per (ranks, ranks per node): the parent passes the group it launched.
+    run.add_argument("--group", help=argparse.SUPPRESS)
+    show = actions.add_parser("show", help="list the suite's points and which are done")
+    _common(show, output_required=False)
+
+
+def _common(parser: argparse.ArgumentParser, *, output_required: bool = True) -> None:
+    parser.add_argument("suite", help="suite file, e.g. suites/output.toml")
+    parser.add_argument(
+        "-o",
+        "--output",
+        required=output_required,
+        help="results file (JSON Lines): documents are appended, points already there skipped",
+    )
+    parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="run against URL instead of the suite's targets (repeatable)",
+    )
+    parser.add_argument("--scale", help="a scale the suite defines, e.g. small")
+
+
+def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    suite = load_suite(args.suite, scale=args.scale, targets=args.target)
+    if args.suite_command == "show":
+        return _show(suite, args.output)
+    from hpcio.runner import world as world_mod
+
+    _check_output(args.output)
+    if args.group is not None or world_mod.inside_mpi_job():
+        world = world_mod.open_world()
+        group = _parse_group(args.group) if args.group is not None else None
+        if group is not None and group[0] != world.size:
+            raise SpecError(f"--group {args.group} but the MPI job has {world.size} ranks")
+        with world_mod.abort_on_error(world):
+            return _execute(world, args, suite, group)
+    return _launch(args, argv, suite)
+
+
+def _show(suite: Suite, output: str | None) -> int:
+    done = _done_records(output) if output else []
+    todo = {id(p) for p in _pending(suite.points, done)}
+    scale = f" at scale {suite.scale}" if suite.scale else ""
+    print(f"{suite.name}{scale}: {len(suite.points)} points, {len(todo)} to run")
+    for index, point in enumerate(suite.points, start=1):
+        status = "todo" if id(point) in todo else "done"
+        print(f"{index:>4}  {status}  {describe(point)}")
+    return 0
+
+
+def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
+    """Outside MPI: run each (ranks, ranks per node) group that has points left in one
+    mpiexec launch of this same command (a single rank runs here, without MPI)."""
+    from hpcio.runner import world as world_mod
+    from hpcio.runner.run import probe_target
+
+    todo = _pending(suite.points, _done_records(args.output))
+    scale = f" at scale {suite.scale}" if suite.scale else ""
+    print(
+        f"hpcio suite: {suite.name}{scale}: {len(suite.points)} points, "
+        f"{len(suite.points) - len(todo)} already in {args.output}, {len(todo)} to run",
+        flush=True,
+    )
+    if not todo:
+        return 0
+    for point in {p.target.url: p for p in todo}.values():
+        probe_target(point)  # before any launch: a missing directory is one line, at once
+    display = args.display
+    if display == "auto":
+        display = "bar" if sys.stdout.isatty() else "lines"
+    template = os.environ.get("HPCIO_MPIEXEC", "")
+    if any(p.ranks_per_node for p in todo) and "{ppn}" not in template:
+        print(
+            "hpcio suite: ranks per node are recorded in each point, not enforced: every rank "
+            "runs on this machine (to place them, set HPCIO_MPIEXEC with {ppn}, see "
+            "docs/suites.md)",
+            flush=True,
+        )
+    for (ranks, per_node), points in group_points(todo).items():
+        layout = f", {per_node} per node" if per_node else ""
+        print(f"hpcio suite: {ranks} rank(s){layout}: {len(points)} point(s)", flush=True)
+        if ranks == 1:
+            code = _execute(world_mod.SerialComm(), args, suite, (1, per_node), display)
+        else:
+            child = [*argv, "--group", f"{ranks}:{per_node or 0}", "--display", display]
+            with _launcher(template, ranks, per_node, display):
+                code = world_mod.relaunch(ranks, child)
+        if code:
+            return code
+    print(f"hpcio suite: done; {len(suite.points)} points in {args.output}", flush=True)
+    return 0
+
+
+@contextlib.contextmanager
+def _launcher(template: str, ranks: int, per_node: int | None, display: str) -> Iterator[None]:
+    """HPCIO_MPIEXEC with {ppn} and {nodes} filled in for this group, and the terminal's
+    width for the child's bar (its stdout is mpiexec's pipe, so it cannot ask)."""
+    saved = {name: os.environ.get(name) for name in ("HPCIO_MPIEXEC", "COLUMNS")}
+    try:
+        if "{ppn}" in template or "{nodes}" in template:
+            ppn = per_node or ranks
+            os.environ["HPCIO_MPIEXEC"] = template.format(ppn=ppn, nodes=math.ceil(ranks / ppn))
+        if display == "bar":
+            os.environ["COLUMNS"] = str(shutil.get_terminal_size().columns)
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _execute(
+    world: Comm,
+    args: argparse.Namespace,
+    suite: Suite,
+    group: tuple[int, int | None] | None,
+    display: str | None = None,
+) -> int:
+    """Run this job's share of the points still to do; rank 0 shows progress and appends."""
+    from hpcio.report.progress import SuiteProgress
+    from hpcio.runner.sweep import run_all
+
+    todo: list[RunSpec] = []
+    progress = None
+    if world.rank == 0:
+        remaining = _pending(suite.points, _done_records(args.output))
+        if group is not None:
+            todo = [p for p in remaining if (p.ranks, p.ranks_per_node) == group]
+        else:
+            # Launched by hand (`mpiexec -n 4 hpcio suite run ...`): the points of this size.
+            todo = [p for p in remaining if p.ranks == world.size]
+            if len(todo) < len(remaining):
+                print(
+                    f"hpcio suite: {len(remaining) - len(todo)} point(s) need another number "
+                    f"of ranks than this job's {world.size}; run the suite again for them",
+                    flush=True,
+                )
+        chosen = display or args.display
+        if chosen == "auto":
+            chosen = "bar" if sys.stdout.isatty() else "lines"
+        progress = SuiteProgress(
+            total_points=len(suite.points),
+            done_points=len(suite.points) - len(remaining),
+            total_work=sum(map(point_work, suite.points)),
+            done_work=sum(map(point_work, suite.points)) - sum(map(point_work, remaining)),
+            work=point_work,
+            phase_calls=_phase_calls,
+            display=chosen,
+        )
+    todo = world.bcast(todo)
+    try:
+        run_all(
+            world,
+            todo,
+            args.output,
+            progress.phase if progress else None,
+            progress.announce if progress else None,
+            progress.finished if progress else None,
+        )
+    finally:
+        if progress:
+            progress.close()
+    return 0
+
+
+def point_work(point: RunSpec) -> float:
+    """Bytes a point moves over its phases and iterations, plus a fixed cost per phase: its
+    weight in the ETA. Every rank of sfmr reads the whole file with read scope 'all'."""
+    total = 0.0
+    for phase in _phases(point):
+        moved = point.file_bytes
+        if phase == "read" and point.pattern == "sfmr" and point.read_scope == "all":
+            moved *= point.ranks
+        total += moved + _PHASE_OVERHEAD_BYTES
+    return total * point.iterations
+
+
+def _phases(point: RunSpec) -> tuple[str, ...]:
+    from hpcio.workloads import patterns
+
+    return point.phases or tuple(p.value for p in patterns.get(point.pattern).phases)
+
+
+def _phase_calls(point: RunSpec) -> int:
+    return len(_phases(point)) * point.iterations
+
+
+def _pending(points: Sequence[RunSpec], done: list[dict]) -> list[RunSpec]:
+    from hpcio.spec.sweep import pending
+
+    return pending(points, [record["run"] for record in done])
+
+
+def _done_records(output: str | None) -> list[dict]:
+    from hpcio.results import io as results_io
+
+    if not output or not os.path.exists(output) or os.path.getsize(output) == 0:
+        return []
+    return list(results_io.read_records(output))
+
+
+def _check_output(path: str) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise SpecError(f"-o {path}: directory {directory} does not exist")
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise SpecError(f"-o {path}: cannot write ({e.strerror})") from None
+
+
+def _parse_group(text: str) -> tuple[int, int | None]:
+    try:
+        ranks, per_node = (int(part) for part in text.split(":"))
+    except ValueError:
+        raise SpecError(f"--group takes RANKS:PER_NODE, got '{text}'") from None
+    return ranks, per_node or None

@@ -1,0 +1,189 @@
+"""A suite's progress on rank 0: a rich bar on a terminal, one plain line per point elsewhere.
+
+Both show points done and left, the current point and an ETA. The ETA weighs points by the
+bytes they move (a 1 GiB point takes far longer than a 1 MiB one), from the rate seen so far
+in this process.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from hpcio.results.schema import PhaseFigures, ResultDocument
+from hpcio.spec.model import RunSpec
+from hpcio.spec.suite import describe
+
+#: Displays `SuiteProgress` can drive: a live rich bar, or one line per finished point.
+DISPLAYS = ("bar", "lines")
+
+
+class SuiteProgress:
+    """Progress of a suite's points. Rank 0 only; `work` gives a point's weight (bytes)."""
+
+    def __init__(
+        self,
+        *,
+        total_points: int,
+        done_points: int,
+        total_work: float,
+        done_work: float,
+        work: Callable[[RunSpec], float],
+        phase_calls: Callable[[RunSpec], int],
+        display: str,
+        out: TextIO | None = None,
+    ) -> None:
+        """
+        Args:
+            total_points: points in the whole suite.
+            done_points: points already in the results file, or run by an earlier launch.
+            total_work: weight of the whole suite, in bytes moved.
+            done_work: weight of the points already done, in bytes moved.
+            work: a point's weight, in bytes moved over all its phases and iterations.
+            phase_calls: how many timed phases a point runs (phases x iterations).
+            display: "bar" (rich, for a terminal) or "lines".
+            out: where to print (stdout).
+        """
+        self._total_points = total_points
+        self._done_points = done_points
+        self._total_work = max(total_work, 1.0)
+        self._done_work = done_work
+        self._work = work
+        self._phase_calls = phase_calls
+        self._out = out or sys.stdout
+        self._started = time.monotonic()
+        self._work_at_start = done_work
+        self._point: RunSpec | None = None
+        self._point_started = self._started
+        self._point_work_done = 0.0
+        self._bandwidths: dict[str, list[float]] = {}
+        self._bar = _RichBar(self._out) if display == "bar" else None
+        if self._bar:
+            self._bar.start(self._total_work, self._done_work, self._fields("starting"))
+
+    def announce(self, point: RunSpec) -> None:
+        """A point starts."""
+        self._point = point
+        self._point_started = time.monotonic()
+        self._point_work_done = 0.0
+        self._bandwidths = {}
+        if self._bar:
+            self._bar.update(self._done_work, self._fields(describe(point)))
+
+    def phase(self, figures: PhaseFigures) -> None:
+        """A phase of the current point ended."""
+        self._bandwidths.setdefault(figures.phase, []).append(figures.bandwidth_bytes_per_s)
+        if self._point is None:
+            return
+        # Advance by this phase's share of the point, never past the point's own weight.
+        share = self._work(self._point) / max(1, self._phase_calls(self._point))
+        self._point_work_done = min(self._point_work_done + share, self._work(self._point))
+        if self._bar:
+            self._bar.update(
+                self._done_work + self._point_work_done, self._fields(describe(self._point))
+            )
+
+    def finished(self, document: ResultDocument) -> None:
+        """The current point's document was written."""
+        if self._point is None:
+            return
+        self._done_points += 1
+        self._done_work += self._work(self._point)
+        line = self._line(self._point, document)
+        if self._bar:
+            self._bar.print(line)
+            after = "finished" if self._done_points >= self._total_points else "next point"
+            self._bar.update(self._done_work, self._fields(after))
+        else:
+            print(line, file=self._out, flush=True)
+        self._point = None
+
+    def close(self) -> None:
+        """Stop the bar (idempotent); call in a finally, so a failure leaves a sane terminal."""
+        if self._bar:
+            self._bar.stop()
+            self._bar = None
+
+    def eta_s(self) -> float | None:
+        """Seconds left at the rate seen so far in this process; None before any progress."""
+        moved = self._done_work + self._point_work_done - self._work_at_start
+        elapsed = time.monotonic() - self._started
+        if moved <= 0 or elapsed <= 0:
+            return None
+        left = self._total_work - self._done_work - self._point_work_done
+        return max(0.0, left / (moved / elapsed))
+
+    def _fields(self, description: str) -> dict[str, str]:
+        left = self._total_points - self._done_points
+        return {
+            "description": description,
+            "points": f"{self._done_points}/{self._total_points} done, {left} left",
+            "eta": format_duration(self.eta_s()),
+        }
+
+    def _line(self, point: RunSpec, document: ResultDocument) -> str:
+        rates = ", ".join(
+            f"{phase} {summary.bandwidth_mib_s.mean:.2f} MiB/s"
+            for phase, summary in document.summary.items()
+        )
+        took = time.monotonic() - self._point_started
+        left = self._total_points - self._done_points
+        return (
+            f"[{self._done_points}/{self._total_points}] {describe(point)}: {rates} "
+            f"in {took:.1f} s; {left} left, eta {format_duration(self.eta_s())}"
+        )
+
+
+def format_duration(seconds: float | None) -> str:
+    """3725.2 -> '1:02:05'; None -> '-:--:--' (not known yet)."""
+    if seconds is None:
+        return "-:--:--"
+    whole = round(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+class _RichBar:
+    """rich.progress with the columns a suite needs; a terminal is assumed (the caller chose
+    'bar' because stdout was one, possibly through mpiexec's forwarding)."""
+
+    def __init__(self, out: TextIO) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.table import Column
+
+        def fixed() -> Column:
+            return Column(no_wrap=True)
+
+        self._progress = Progress(
+            TextColumn("{task.fields[points]}", table_column=fixed()),
+            BarColumn(bar_width=20, table_column=fixed()),
+            TimeElapsedColumn(table_column=fixed()),
+            TextColumn("eta {task.fields[eta]}", table_column=fixed()),
+            # The current point takes what width is left and is cut short first.
+            TextColumn(
+                "{task.description}",
+                table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis"),
+            ),
+            console=Console(file=out, force_terminal=True),
+            expand=True,
+        )
+        self._task = None
+
+    def start(self, total: float, completed: float, fields: dict[str, str]) -> None:
+        self._progress.start()
+        description = fields.pop("description")
+        self._task = self._progress.add_task(
+            description, total=total, completed=completed, **fields
+        )
+
+    def update(self, completed: float, fields: dict[str, str]) -> None:
+        description = fields.pop("description")
+        self._progress.update(self._task, completed=completed, description=description, **fields)
+
+    def print(self, line: str) -> None:
+        self._progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    def stop(self) -> None:
+        self._progress.stop()

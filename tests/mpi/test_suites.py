@@ -1,0 +1,191 @@
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hpcio.spec.suite import load_suite
+from hpcio.spec.sweep import point_key
+
+pytestmark = pytest.mark.mpi
+
+SUITES = Path(__file__).resolve().parents[2] / "suites"
+PHASES = {"sfmw": 2, "mfmw": 2, "sfsw": 2, "sfmr": 1, "mfmr": 1}
+
+
+def run_suite(hpcio, suite, target, output, *more):
+    return hpcio("suite", "run", suite, "--target", target, "-o", output, *more)
+
+
+@pytest.mark.parametrize("name", ["output", "input", "nodes"])
+def test_shipped_suite_runs_small_and_resumes(
+    hpcio, file_url, read_documents, target_dir, tmp_path, name
+):
+    suite_file = SUITES / f"{name}.toml"
+    output = tmp_path / "results.jsonl"
+    points = load_suite(suite_file, scale="small", targets=[file_url(target_dir)]).points
+
+    done = run_suite(hpcio, suite_file, file_url(target_dir), output, "--scale", "small")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    docs = read_documents(output)
+    assert len(docs) == len(points)
+    for doc, point in zip(docs, points, strict=True):
+        assert point_key(doc["run"]) == point_key(point.to_dict())
+        assert doc["ranks"] == point.ranks == 4
+        assert doc["run"]["ranks_per_node"] == point.ranks_per_node
+        assert len(doc["phases"]) == PHASES[point.pattern] * point.iterations
+        for phase in doc["phases"]:
+            moved = point.file_bytes * (point.ranks if point.pattern == "sfmr" else 1)
+            assert phase["bytes_total"] == moved
+    # stdout is a pipe here: one plain line per point, numbered, with what is left.
+    lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
+    assert len(lines) == len(points)
+    assert lines[0].startswith(f"[1/{len(points)}] ")
+    assert lines[-1].startswith(f"[{len(points)}/{len(points)}] ")
+    assert f"; {len(points) - 1} left, eta " in lines[0]
+    assert list(target_dir.iterdir()) == []  # every iteration removed its files
+
+    before = output.read_bytes()
+    again = run_suite(hpcio, suite_file, file_url(target_dir), output, "--scale", "small")
+    assert again.returncode == 0, again.stderr
+    assert f"{len(points)} already in {output}, 0 to run" in again.stdout
+    assert output.read_bytes() == before
+
+
+def test_interrupted_suite_runs_only_what_is_missing(
+    hpcio, file_url, read_documents, target_dir, tmp_path
+):
+    output = tmp_path / "results.jsonl"
+    suite_file = SUITES / "output.toml"
+    args = (suite_file, file_url(target_dir), output, "--scale", "small")
+    assert run_suite(hpcio, *args).returncode == 0
+    lines = output.read_text().splitlines(keepends=True)
+    # As if killed while appending the fourth document: three whole lines and half a line.
+    output.write_text("".join(lines[:3]) + lines[3][: len(lines[3]) // 2])
+
+    done = run_suite(hpcio, *args)
+    assert done.returncode == 0, done.stderr
+    assert f"8 points, 3 already in {output}, 5 to run" in done.stdout
+    docs = read_documents(output)
+    assert len(docs) == 8
+    assert [json.dumps(d) for d in docs[:3]] == [json.dumps(json.loads(x)) for x in lines[:3]]
+    assert len({point_key(d["run"]) for d in docs}) == 8
+
+
+def write(tmp_path, text, name="s.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+TWO_GROUPS = """\
+[[target]]
+url = "file:///nowhere"
+
+[grid]
+patterns = "mfmw"
+sizes = ["64KiB", "128KiB"]
+ranks = [1, 2]
+transfer = "64KiB"
+"""
+
+
+def test_one_rank_runs_without_mpi_and_groups_run_in_order(
+    hpcio, file_url, read_documents, target_dir, tmp_path
+):
+    output = tmp_path / "r.jsonl"
+    done = run_suite(hpcio, write(tmp_path, TWO_GROUPS), file_url(target_dir), output)
+    assert done.returncode == 0, done.stderr
+    assert "hpcio suite: 1 rank(s): 2 point(s)" in done.stdout
+    assert "hpcio suite: 2 rank(s): 2 point(s)" in done.stdout
+    assert [d["ranks"] for d in read_documents(output)] == [1, 1, 2, 2]
+    # No layout was asked for, so no layout is recorded and no note is printed.
+    assert all("ranks_per_node" not in d["run"] for d in read_documents(output))
+    assert "not enforced" not in done.stdout
+
+
+def test_launched_by_hand_runs_the_points_of_its_size(
+    hpcio, mpiexec, file_url, read_documents, target_dir, tmp_path
+):
+    output = tmp_path / "r.jsonl"
+    suite_file = write(tmp_path, TWO_GROUPS)
+    done = hpcio(
+        "suite",
+        "run",
+        suite_file,
+        "--target",
+        file_url(target_dir),
+        "-o",
+        output,
+        launcher=mpiexec(2),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "2 point(s) need another number of ranks than this job's 2" in done.stdout
+    assert [d["ranks"] for d in read_documents(output)] == [2, 2]
+
+
+def test_launcher_template_gets_each_groups_layout(file_url, target_dir, tmp_path, mpiexec):
+    log = tmp_path / "launches.log"
+    launcher = tmp_path / "launcher"
+    real = " ".join(mpiexec(1)[:-2])  # the user's mpiexec and its flags, without -n 1
+    launcher.write_text(
+        f'#!/bin/sh\necho "$1 $2" >> {log}\nshift 2\nexec {real} "$@"\n', encoding="utf-8"
+    )
+    launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR)
+    suite_file = write(
+        tmp_path,
+        TWO_GROUPS.replace("ranks = [1, 2]", "ranks = 4\nranks_per_node = [1, 2]"),
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI", "HPCIO_"))}
+    env["HPCIO_MPIEXEC"] = f"{launcher} --ppn={{ppn}} --nodes={{nodes}}"
+    output = tmp_path / "r.jsonl"
+    target_args = ["--target", file_url(target_dir), "-o", str(output)]
+    done = subprocess.run(
+        [sys.executable, "-m", "hpcio", "suite", "run", str(suite_file), *target_args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert log.read_text().splitlines() == ["--ppn=1 --nodes=4", "--ppn=2 --nodes=2"]
+    assert "not enforced" not in done.stdout
+    docs = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [d["run"]["ranks_per_node"] for d in docs] == [1, 1, 2, 2]
+
+
+def test_bar_display_draws_and_still_prints_each_point(
+    hpcio, file_url, read_documents, target_dir, tmp_path
+):
+    output = tmp_path / "r.jsonl"
+    suite_file = write(tmp_path, TWO_GROUPS.replace("ranks = [1, 2]", "ranks = 2"))
+    done = run_suite(hpcio, suite_file, file_url(target_dir), output, "--display", "bar")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b[2K" in done.stdout  # a live display: lines erased and drawn again
+    assert "2/2 done, 0 left" in done.stdout
+    assert "[1/2] mfmw 2 ranks 64 KiB/rank x1" in done.stdout
+    assert len(read_documents(output)) == 2
+
+
+def test_bad_suite_and_missing_target_are_one_line(
+    hpcio, error_line, file_url, target_dir, tmp_path
+):
+    suite_file = write(tmp_path, TWO_GROUPS.replace('transfer = "64KiB"', 'transfersize = "1MiB"'))
+    output = tmp_path / "r.jsonl"
+    done = run_suite(hpcio, suite_file, file_url(target_dir), output)
+    assert done.returncode == 2
+    assert error_line(done) == (
+        f"hpcio: error: {suite_file}:8: unknown key 'transfersize'; did you mean 'transfer'?"
+    )
+    done = run_suite(hpcio, write(tmp_path, TWO_GROUPS), file_url(target_dir / "no"), output)
+    assert done.returncode == 2
+    assert error_line(done) == f"hpcio: error: target {file_url(target_dir / 'no')} does not exist"
+    assert output.read_text() == ""
+
+    done = hpcio("suite", "run", suite_file)
+    assert done.returncode == 2
+    assert error_line(done) == "hpcio: error: the following arguments are required: -o/--output"

@@ -1,0 +1,273 @@
+import itertools
+from pathlib import Path
+
+import pytest
+from hpcio.errors import SpecError
+from hpcio.spec.model import RunSpec
+from hpcio.spec.suite import load_suite
+from hpcio.spec.sweep import pending, point_key
+from hpcio.spec.tomlfile import key_lines
+
+MiB = 1 << 20
+SUITES = Path(__file__).resolve().parents[2] / "suites"
+
+
+@pytest.fixture
+def write_suite(tmp_path):
+    def write(text: str, name: str = "s.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return write
+
+
+BASIC = """\
+[suite]
+name = "basic"
+
+[[target]]
+url = "file:///scratch/a"
+fsync = true
+
+[[target]]
+url = "file:///scratch/b"
+transfer = "512KiB"
+
+[grid]
+patterns = ["sfmw", "mfmw"]
+sizes = "1MiB..4MiB"
+ranks = [4, 8]
+ranks_per_node = [2, 4]
+iterations = [1, 3]
+transfer = "1MiB"
+
+[scale.small]
+ranks = 2
+ranks_per_node = 1
+sizes = ["1MiB", "64KiB"]
+"""
+
+
+def test_grid_crosses_every_axis_in_launch_order(write_suite):
+    suite = load_suite(write_suite(BASIC))
+    # 2 patterns x 3 sizes x 2 rank counts x 2 layouts x 2 targets x 2 iteration counts
+    assert len(suite.points) == 2 * 3 * 2 * 2 * 2 * 2
+    assert suite.name == "basic"
+    assert suite.scales == ("small",)
+    groups = suite.groups()
+    assert list(groups) == [(4, 2), (4, 4), (8, 2), (8, 4)]
+    assert all(len(points) == 24 for points in groups.values())
+    first = suite.points[0]
+    assert (first.pattern, first.ranks, first.ranks_per_node, first.iterations) == (
+        "sfmw",
+        4,
+        2,
+        1,
+    )
+    assert first.target.url == "file:///scratch/a"
+    assert [p.size_per_rank_bytes for p in suite.points[:3]] == [MiB, 2 * MiB, 4 * MiB]
+    assert len({point_key(p.to_dict()) for p in suite.points}) == len(suite.points)
+
+
+def test_a_point_that_cannot_run_because_of_its_target_names_the_target(write_suite):
+    path = write_suite(BASIC.replace('transfer = "512KiB"', 'transfer = "384KiB"'))
+    message = error_of(path)
+    line = BASIC.splitlines().index('url = "file:///scratch/b"')  # its [[target]] header
+    assert message.startswith(f"{path}:{line}: sfmw 4 ranks (2/node) 1 MiB/rank x1 on ")
+    assert message.endswith("size per rank (1 MiB) is not a multiple of the transfer (384 KiB)")
+
+
+def test_per_target_options_override_the_grid(write_suite):
+    suite = load_suite(write_suite(BASIC))
+    on_a = [p for p in suite.points if p.target.url.endswith("/a")]
+    on_b = [p for p in suite.points if p.target.url.endswith("/b")]
+    assert {p.fsync for p in on_a} == {True}
+    assert {p.transfer_bytes for p in on_a} == {MiB}
+    assert {p.fsync for p in on_b} == {False}
+    assert {p.transfer_bytes for p in on_b} == {512 << 10}
+
+
+def test_scale_overrides_axes_and_keeps_the_rest(write_suite):
+    suite = load_suite(write_suite(BASIC), scale="small")
+    assert suite.scale == "small"
+    assert {(p.ranks, p.ranks_per_node) for p in suite.points} == {(2, 1)}
+    assert {p.pattern for p in suite.points} == {"sfmw", "mfmw"}
+    assert {p.iterations for p in suite.points} == {1, 3}
+    # A size below the transfer runs with transfer = size, as in `hpcio sweep`.
+    small = [p for p in suite.points if p.size_per_rank_bytes == 64 << 10]
+    assert small and {p.transfer_bytes for p in small} == {64 << 10}
+
+
+def test_target_override_keeps_the_options_of_the_same_kind(write_suite):
+    suite = load_suite(write_suite(BASIC), targets=["file:///tmp/elsewhere"])
+    assert {p.target.url for p in suite.points} == {"file:///tmp/elsewhere"}
+    # The first file:// target's options (fsync) come along; its URL does not.
+    assert {p.fsync for p in suite.points} == {True}
+    assert len(suite.points) == 2 * 3 * 2 * 2 * 2
+
+
+def test_layout_makes_points_distinct_for_resume(write_suite):
+    suite = load_suite(write_suite(BASIC))
+    by_layout_2 = [p for p in suite.points if p.ranks_per_node == 2]
+    done = [p.to_dict() for p in by_layout_2]
+    left = pending(suite.points, done)
+    assert len(left) == len(suite.points) - len(by_layout_2)
+    assert {p.ranks_per_node for p in left} == {4}
+
+
+def test_plain_run_records_have_no_layout_and_still_resume():
+    run = RunSpec(
+        pattern="sfmw",
+        target=load_target(),
+        ranks=2,
+        size_per_rank_bytes=MiB,
+        transfer_bytes=MiB,
+    )
+    record = run.to_dict()
+    assert "ranks_per_node" not in record
+    assert pending([run], [record]) == []
+    assert RunSpec.from_dict(record) == run
+
+
+def load_target():
+    from hpcio.spec.target import TargetSpec
+
+    return TargetSpec.from_url("file:///scratch")
+
+
+def error_of(path, **kwargs) -> str:
+    with pytest.raises(SpecError) as caught:
+        load_suite(path, **kwargs)
+    return str(caught.value)
+
+
+def test_unknown_key_names_file_line_and_closest_key(write_suite):
+    path = write_suite(BASIC.replace('transfer = "1MiB"', 'transfersize = "1MiB"'))
+    line = BASIC.splitlines().index('transfer = "1MiB"') + 1
+    assert error_of(path) == f"{path}:{line}: unknown key 'transfersize'; did you mean 'transfer'?"
+
+
+def test_unknown_key_in_a_target_and_in_a_scale(write_suite):
+    path = write_suite(BASIC.replace("fsync = true", "fsycn = true"))
+    assert error_of(path) == f"{path}:6: unknown key 'fsycn'; did you mean 'fsync'?"
+    path = write_suite(BASIC + "itertions = 2\n")
+    line = len(BASIC.splitlines()) + 1
+    assert error_of(path) == f"{path}:{line}: unknown key 'itertions'; did you mean 'iterations'?"
+
+
+def test_unknown_top_level_table(write_suite):
+    path = write_suite("[grids]\npatterns = 'sfmw'\n")
+    assert error_of(path) == f"{path}:1: unknown key 'grids'; did you mean 'grid'?"
+
+
+def test_bad_values_point_at_their_line(write_suite):
+    path = write_suite(BASIC.replace('["sfmw", "mfmw"]', '["sfmw",\n  "nfnw"]'))
+    line = BASIC.splitlines().index('patterns = ["sfmw", "mfmw"]') + 2
+    assert error_of(path) == (
+        f"{path}:{line}: unknown pattern 'nfnw'; choose one of sfsw, sfmw, mfmw, sfmr, mfmr"
+    )
+    path = write_suite(BASIC.replace('sizes = "1MiB..4MiB"', 'sizes = "1QiB"'))
+    line = BASIC.splitlines().index('sizes = "1MiB..4MiB"') + 1
+    assert error_of(path) == (
+        f"{path}:{line}: '1QiB' is not a size; use a number with B, KiB, MiB, GiB or TiB"
+    )
+    path = write_suite(BASIC.replace("fsync = true", 'fsync = "yes"'))
+    assert error_of(path) == f"{path}:6: 'fsync' must be true or false, got 'yes'"
+    path = write_suite(BASIC.replace("ranks = [4, 8]", "ranks = [4, 0]"))
+    line = BASIC.splitlines().index("ranks = [4, 8]") + 1
+    assert error_of(path) == f"{path}:{line}: 'ranks' must be at least 1, got 0"
+
+
+def test_a_point_that_cannot_run_names_it(write_suite):
+    path = write_suite(BASIC.replace("ranks_per_node = [2, 4]", "ranks_per_node = [2, 16]"))
+    message = error_of(path)
+    line = BASIC.splitlines().index("[grid]") + 1
+    assert message.startswith(f"{path}:{line}: sfmw 4 ranks (16/node) 1 MiB/rank x1 on ")
+    assert message.endswith("ranks per node must be from 1 to the 4 ranks, got 16")
+
+
+def test_toml_syntax_error_names_the_line(write_suite):
+    path = write_suite('[suite]\nname = "x"\n[grid]\npatterns = [sfmw]\n')
+    assert error_of(path) == f"{path}:4: Invalid value"
+
+
+def test_missing_pieces(write_suite, tmp_path):
+    path = write_suite('[[target]]\nurl = "file:///x"\n')
+    assert error_of(path) == f"{path}: needs a [grid] table"
+    path = write_suite('[[target]]\nurl = "file:///x"\n[grid]\npatterns = "sfmw"\n')
+    assert error_of(path) == f"{path}:3: [grid] needs 'sizes'"
+    path = write_suite('[grid]\npatterns = "sfmw"\nsizes = "1MiB"\n')
+    assert error_of(path) == f"{path}: names no [[target]]; add one or pass --target URL"
+    assert load_suite(path, targets=["file:///x"]).points[0].target.url == "file:///x"
+    assert error_of(path, targets=["file:///x"], scale="small") == (
+        f"{path}: no scale 'small' (scales defined: none)"
+    )
+    missing = tmp_path / "nope.toml"
+    assert error_of(missing) == f"{missing}: cannot read (No such file or directory)"
+    path = write_suite('[[target]]\nurl = "ftp://x/y"\n[grid]\npatterns = "sfmw"\nsizes = "1MiB"\n')
+    assert error_of(path).startswith(f"{path}:2: target 'ftp://x/y': unknown scheme; supported: ")
+
+
+def test_key_lines_follow_tables_arrays_and_inline_tables():
+    text = "\n".join(
+        [
+            "# comment [not = a table]",  # 1
+            "[[case]]",  # 2
+            'id = "a"  # trailing',  # 3
+            "[case.extra]",  # 4
+            "k = 1",  # 5
+            "[[case]]",  # 6
+            'price = { one = "x", two = "y" }',  # 7
+            "tiers = [",  # 8
+            "  { up_to = 1, p = 2 },",  # 9
+            '  { p = "]" },',  # 10
+            "]",  # 11
+            "after = 1",  # 12
+            '"quoted key" = 2',  # 13
+        ]
+    )
+    lines = key_lines(text)
+    assert lines[("case", 0)] == 2
+    assert lines[("case", 0, "id")] == 3
+    assert lines[("case", 0, "extra", "k")] == 5
+    assert lines[("case", 1)] == 6
+    assert lines[("case", 1, "price", "two")] == 7
+    assert lines[("case", 1, "tiers", 0, "p")] == 9
+    assert lines[("case", 1, "tiers", 1)] == 10
+    assert lines[("case", 1, "after")] == 12
+    assert lines[("case", 1, "quoted key")] == 13
+
+
+def test_shipped_suites_have_the_studies_shape():
+    output = load_suite(SUITES / "output.toml")
+    assert {p.pattern for p in output.points} == {"sfmw", "mfmw"}
+    assert {(p.ranks, p.ranks_per_node, p.iterations) for p in output.points} == {(20, 4, 100)}
+    sizes = sorted({p.size_per_rank_bytes for p in output.points})
+    assert sizes == [MiB << k for k in range(11)]  # 1 MiB .. 1 GiB
+    assert len(output.points) == 22
+
+    inputs = load_suite(SUITES / "input.toml")
+    assert {(p.pattern, p.read_scope) for p in inputs.points} == {("sfmr", "all")}
+    files = sorted(p.file_bytes for p in inputs.points)
+    assert files[0] == 20 * (64 << 10) and files[-1] == 20 * 64 * MiB and len(files) == 11
+
+    nodes = load_suite(SUITES / "nodes.toml")
+    assert {p.ranks for p in nodes.points} == {20}
+    assert list(nodes.groups()) == [(20, 1), (20, 2), (20, 4)]
+    assert {p.size_per_rank_bytes for p in nodes.points} == {64 * MiB}
+
+
+@pytest.mark.parametrize("name", ["output", "input", "nodes"])
+def test_small_scale_keeps_the_shape(name):
+    full = load_suite(SUITES / f"{name}.toml")
+    small = load_suite(SUITES / f"{name}.toml", scale="small")
+    assert {p.pattern for p in small.points} == {p.pattern for p in full.points}
+    assert len({p.ranks_per_node for p in small.points}) == len(
+        {p.ranks_per_node for p in full.points}
+    )
+    small_sizes = sorted({p.size_per_rank_bytes for p in small.points})
+    assert all(b == 2 * a for a, b in itertools.pairwise(small_sizes))
+    assert max(p.ranks for p in small.points) <= 4
+    assert max(p.iterations for p in small.points) <= 2
+    assert sum(p.file_bytes for p in small.points) < sum(p.file_bytes for p in full.points) / 50
