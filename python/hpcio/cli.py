@@ -17,6 +17,7 @@ COMMANDS = {
     "run": "hpcio.commands.run",
     "sweep": "hpcio.commands.sweep",
     "report": "hpcio.commands.report",
+    "compare": "hpcio.commands.compare",
     "suite": "hpcio.commands.suite",
 }
 

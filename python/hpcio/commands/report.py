@@ -1,27 +1,111 @@
-"""`hpcio report`: the studies' tables from result documents."""
+"""`hpcio report`: the studies' tables from result documents, and their plots and HTML page."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hpcio.errors import SpecError
 
-HELP = "the studies' tables from result documents"
+if TYPE_CHECKING:
+    from hpcio.report.plots import PlotSet
+    from hpcio.results.schema import ResultDocument
+
+HELP = "the studies' tables, plots and an HTML page from result documents"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="+", help="JSON Lines files written by -o")
     parser.add_argument("--format", choices=("md", "csv", "json"), default="md")
+    add_output_arguments(parser)
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """--plots and --html, shared with `hpcio compare`."""
+    parser.add_argument(
+        "--plots",
+        metavar="DIR",
+        help="write each figure as DIR/<name>.png and .svg (DIR is created); print the paths",
+    )
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write one self-contained page (tables, plots, environment, specs, warnings)",
+    )
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from hpcio.report.tables import render, study_tables
+
+    plots_dir, html_path = check_outputs(args)
+    docs = read_documents(args.results)
+    if plots_dir is None and html_path is None:
+        sys.stdout.write(render(study_tables(docs), args.format))
+        return 0
+    from hpcio.report import plots
+
+    figures = plots.report_plots(docs)
+    if plots_dir is not None:
+        write_plots(figures, plots_dir)
+    if html_path is not None:
+        from hpcio.report.html import report_page
+
+        write_page(html_path, report_page(docs, figures, args.results))
+    return 0
+
+
+def read_documents(paths: Sequence[str]) -> list[ResultDocument]:
+    """Every document in these files, in order.
+
+    Raises:
+        ResultsError: a file is missing or not hpcio's (one line naming file and line).
+        SpecError: the files hold no document at all.
+    """
     from hpcio.results import io as results_io
 
-    docs = [doc for path in args.results for doc in results_io.read(path)]
+    docs = [doc for path in paths for doc in results_io.read(path)]
     if not docs:
-        raise SpecError(f"no result documents in {', '.join(args.results)}")
-    sys.stdout.write(render(study_tables(docs), args.format))
-    return 0
+        raise SpecError(f"no result documents in {', '.join(paths)}")
+    return docs
+
+
+def check_outputs(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
+    """Refuse unusable --plots/--html destinations before reading or drawing anything."""
+    plots_dir = Path(args.plots) if args.plots else None
+    html_path = Path(args.html) if args.html else None
+    if plots_dir is not None and plots_dir.exists() and not plots_dir.is_dir():
+        raise SpecError(f"--plots {plots_dir}: exists and is not a directory")
+    if html_path is not None:
+        if html_path.is_dir():
+            raise SpecError(f"--html {html_path}: is a directory")
+        if not html_path.absolute().parent.is_dir():
+            raise SpecError(
+                f"--html {html_path}: directory {html_path.absolute().parent} does not exist"
+            )
+    return plots_dir, html_path
+
+
+def write_plots(figures: PlotSet, directory: Path) -> None:
+    """Write every figure as PNG and SVG and print each path; say which figures were skipped."""
+    from hpcio.report.plots import write_files
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for plot in figures.plots:
+            for path in write_files(plot, directory):
+                print(path)
+    except OSError as e:
+        raise SpecError(f"--plots {directory}: cannot write ({e.strerror})") from None
+    for reason in figures.skipped:
+        print(reason)
+
+
+def write_page(path: Path, page: str) -> None:
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as e:
+        raise SpecError(f"--html {path}: cannot write ({e.strerror})") from None
+    print(path)

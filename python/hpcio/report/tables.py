@@ -69,7 +69,7 @@ def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
     return tables
 
 
-def _cell(value: float | None, column: int) -> str:
+def format_cell(value: float | None, column: int) -> str:
     """Columns are two sizes, then (latency, bandwidth) pairs: format by position, never by a
     header, which holds a target URL that may contain any word."""
     if value is None:
@@ -102,7 +102,9 @@ def render(tables: Sequence[Table], fmt: str) -> str:
         writer = csv.writer(out, lineterminator="\n")
         for t in tables:
             writer.writerow(["table", *t.columns])
-            writer.writerows([t.title, *(_cell(v, c) for c, v in enumerate(r))] for r in t.rows)
+            writer.writerows(
+                [t.title, *(format_cell(v, c) for c, v in enumerate(r))] for r in t.rows
+            )
         return out.getvalue()
     parts = []
     for t in tables:
@@ -110,7 +112,7 @@ def render(tables: Sequence[Table], fmt: str) -> str:
         parts.append("| " + " | ".join(t.columns) + " |")
         parts.append("|" + "|".join(" ---: " for _ in t.columns) + "|")
         for r in t.rows:
-            parts.append("| " + " | ".join(_cell(v, c) for c, v in enumerate(r)) + " |")
+            parts.append("| " + " | ".join(format_cell(v, c) for c, v in enumerate(r)) + " |")
         parts.extend(["", *(f"Note: {n}" for n in t.notes)] if t.notes else [])
         parts.append("")
     return "\n".join(parts)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hpcio.errors import ResultsError
+from hpcio.results.check import DocumentError, check_record
 from hpcio.results.schema import KIND, SCHEMA_VERSION, ResultDocument
 
 
@@ -56,6 +57,11 @@ def read_records(path: str | os.PathLike[str]) -> Iterator[dict]:
     Raises:
         ResultsError: the file is missing, or a line is not an hpcio result document.
     """
+    for _, record in _numbered_records(path):
+        yield record
+
+
+def _numbered_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict]]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as e:
@@ -79,8 +85,21 @@ def read_records(path: str | os.PathLike[str]) -> Iterator[dict]:
                 f"{path}:{number}: schema version {record.get('schema_version')} "
                 f"(this hpcio reads {SCHEMA_VERSION})"
             )
-        yield record
+        yield number, record
 
 
 def read(path: str | os.PathLike[str]) -> list[ResultDocument]:
-    return [ResultDocument.from_dict(r) for r in read_records(path)]
+    """Every document in a JSON Lines file, checked against the schema.
+
+    Raises:
+        ResultsError: the file is missing, or a line is not a whole, well-typed hpcio result
+            document (one line naming the file, the line and the field).
+    """
+    documents = []
+    for number, record in _numbered_records(path):
+        try:
+            check_record(record)
+        except DocumentError as e:
+            raise ResultsError(f"{path}:{number}: not a valid hpcio result document: {e}") from None
+        documents.append(ResultDocument.from_dict(record))
+    return documents

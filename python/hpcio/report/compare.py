@@ -1,0 +1,316 @@
+"""Two result files side by side: the same points' means, their ratio, and whether the
+difference is larger than the run-to-run spread of the iterations.
+
+The rule: a difference is beyond the spread when |mean_B - mean_A| > stddev_A + stddev_B,
+with each stddev the population standard deviation over that run's iterations (as IOR and
+`summary.<phase>` report it). Within that band the two runs overlap by one standard deviation
+each and the difference is not told apart from noise. A run of one iteration has no spread,
+so its points are marked as such rather than called different.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hpcio.errors import SpecError
+from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
+from hpcio.results.schema import ResultDocument, Stats
+
+_MIB = float(1 << 20)
+
+#: --metric -> (summary statistic, unit, decimals). Latency is the studies' Latency: the mean
+#: phase time over iterations.
+METRICS = {
+    "bandwidth": ("bandwidth_mib_s", "MiB/s", 3),
+    "latency": ("seconds", "s", 5),
+}
+RULE = (
+    "beyond spread: |B mean - A mean| > A stddev + B stddev (population stddev over "
+    "iterations); a run of one iteration has no spread"
+)
+BEYOND = "beyond spread"
+WITHIN = "within spread"
+NO_SPREAD = "no spread (1 iteration)"
+ONLY_A = "only in A"
+ONLY_B = "only in B"
+
+#: Fields with a column of their own; any other field that differs between points is
+#: described in the "Other" column.
+_COLUMN_FIELDS = ("pattern", "target", "ranks", "size_per_rank_bytes", "transfer_bytes")
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One file's statistic for a point, and the spec of the run it came from."""
+
+    stats: Stats
+    iterations: int
+    spec: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ComparedPoint:
+    """One point (pattern, phase and spec) as measured in A and in B (None: not there)."""
+
+    phase: str
+    a: Side | None
+    b: Side | None
+    #: Spec fields shown in the "Other" column (those that differ between points).
+    other_fields: tuple[str, ...] = ()
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """A's spec, or B's for a point only in B."""
+        side = self.a or self.b
+        assert side is not None  # a point comes from at least one file
+        return side.spec
+
+    @property
+    def ratio(self) -> float | None:
+        """B mean / A mean."""
+        if self.a is None or self.b is None or self.a.stats.mean == 0:
+            return None
+        return self.b.stats.mean / self.a.stats.mean
+
+    @property
+    def difference(self) -> str:
+        """One of BEYOND, WITHIN, NO_SPREAD, ONLY_A, ONLY_B."""
+        if self.b is None:
+            return ONLY_A
+        if self.a is None:
+            return ONLY_B
+        if min(self.a.iterations, self.b.iterations) < 2:
+            return NO_SPREAD
+        return BEYOND if beyond_spread(self.a.stats, self.b.stats) else WITHIN
+
+    def shown(self, describe_spec: Callable[[dict[str, Any]], str]) -> str:
+        """A spec detail as text: one value, or 'A's vs B's' where --ignore let them differ."""
+        texts = [describe_spec(side.spec) for side in (self.a, self.b) if side is not None]
+        return texts[0] if len(set(texts)) == 1 else " vs ".join(texts)
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    a_name: str
+    b_name: str
+    metric: str
+    points: tuple[ComparedPoint, ...] = field(default=())
+    ignored: tuple[str, ...] = ()
+
+    @property
+    def unit(self) -> str:
+        return METRICS[self.metric][1]
+
+    @property
+    def has_other(self) -> bool:
+        return any(p.other_fields for p in self.points)
+
+    def counts(self) -> dict[str, int]:
+        """How many points have each difference, in a fixed order."""
+        tally = dict.fromkeys((BEYOND, WITHIN, NO_SPREAD, ONLY_A, ONLY_B), 0)
+        for point in self.points:
+            tally[point.difference] += 1
+        return tally
+
+
+def beyond_spread(a: Stats, b: Stats) -> bool:
+    """True when the means differ by more than the two standard deviations together."""
+    return abs(b.mean - a.mean) > a.stddev + b.stddev
+
+
+def compare(
+    a_docs: Sequence[ResultDocument],
+    b_docs: Sequence[ResultDocument],
+    *,
+    metric: str = "bandwidth",
+    a_name: str = "A",
+    b_name: str = "B",
+    ignore: Sequence[str] = (),
+) -> Comparison:
+    """Pair every (point, phase) of A with the same in B.
+
+    Points match on pattern, phase and every spec field that shapes the I/O (target URL,
+    ranks, sizes, options), not on iterations, keep or seed, nor on the fields in `ignore`
+    (say "target" to compare two file systems). Within one file a later document for a point
+    replaces an earlier one, as in the report's tables.
+
+    Raises:
+        SpecError: `ignore` names a field no document has.
+    """
+    runs = [d.run for d in (*a_docs, *b_docs)]
+    known = {name for run in runs for name in spec_fields(run)}
+    for name in ignore:
+        if name not in known:
+            raise SpecError(
+                f"--ignore {name}: not a spec field; choose from {', '.join(sorted(known))}"
+            )
+    statistic = METRICS[metric][0]
+    sides: dict[tuple[PointKey, str], dict[str, Side]] = {}
+    for which, docs in (("a", a_docs), ("b", b_docs)):
+        for doc in docs:
+            for phase, summary in doc.summary.items():
+                key = (point_key(doc.run, without=ignore), phase)
+                sides.setdefault(key, {})[which] = Side(
+                    getattr(summary, statistic), summary.iterations, spec_fields(doc.run)
+                )
+    others = tuple(f for f in varying_fields(runs) if f not in _COLUMN_FIELDS)
+    points = [
+        ComparedPoint(phase, pair.get("a"), pair.get("b"), others)
+        for (_, phase), pair in sides.items()
+    ]
+    # Patterns and phases in the order the files hold them; numbers ascending within.
+    pattern_order = {
+        name: i for i, name in enumerate(dict.fromkeys(p.spec["pattern"] for p in points))
+    }
+    phase_order = {name: i for i, name in enumerate(dict.fromkeys(p.phase for p in points))}
+
+    def order(point: ComparedPoint) -> tuple[Any, ...]:
+        spec = point.spec
+        return (
+            pattern_order[spec["pattern"]],
+            phase_order[point.phase],
+            spec["target"],
+            spec["ranks"],
+            spec["size_per_rank_bytes"],
+            spec["transfer_bytes"],
+            point.shown(lambda s: describe(s, others)),
+        )
+
+    return Comparison(a_name, b_name, metric, tuple(sorted(points, key=order)), tuple(ignore))
+
+
+def columns(comparison: Comparison) -> list[str]:
+    """Headers of one table (the points of one pattern and phase)."""
+    unit = comparison.unit
+    names = ["Target", "Ranks", "Size Per Proc (MiB)", "Transfer (MiB)"]
+    if comparison.has_other:
+        names.append("Other")
+    return [
+        *names,
+        f"A mean ({unit})",
+        f"B mean ({unit})",
+        "B/A",
+        f"A stddev ({unit})",
+        f"B stddev ({unit})",
+        "Difference",
+    ]
+
+
+#: Columns of text (left-aligned in Markdown); the rest are numbers.
+TEXT_COLUMNS = frozenset({"Target", "Other", "Difference"})
+
+
+def cells(comparison: Comparison, point: ComparedPoint) -> list[str]:
+    """A point's row as text, in the order of columns()."""
+    decimals = METRICS[comparison.metric][2]
+
+    def number(value: float | None, places: int) -> str:
+        return "N/A" if value is None else f"{value:.{places}f}"
+
+    row = [
+        point.shown(lambda s: str(s["target"])),
+        point.shown(lambda s: str(s["ranks"])),
+        point.shown(lambda s: f"{s['size_per_rank_bytes'] / _MIB:g}"),
+        point.shown(lambda s: f"{s['transfer_bytes'] / _MIB:g}"),
+    ]
+    if comparison.has_other:
+        row.append(point.shown(lambda s: describe(s, point.other_fields)))
+    a = point.a.stats if point.a else None
+    b = point.b.stats if point.b else None
+    return [
+        *row,
+        number(a.mean if a else None, decimals),
+        number(b.mean if b else None, decimals),
+        number(point.ratio, 3),
+        number(a.stddev if a else None, decimals),
+        number(b.stddev if b else None, decimals),
+        point.difference,
+    ]
+
+
+def tables(comparison: Comparison) -> list[tuple[str, list[ComparedPoint]]]:
+    """Points grouped by (pattern, phase), titled 'sfmw write', in order of appearance."""
+    groups: dict[str, list[ComparedPoint]] = {}
+    for point in comparison.points:
+        groups.setdefault(f"{point.spec['pattern']} {point.phase}", []).append(point)
+    return list(groups.items())
+
+
+def summary_lines(comparison: Comparison) -> list[str]:
+    """The files, the metric, the rule and how many points fell where."""
+    counts = ", ".join(f"{n} {what}" for what, n in comparison.counts().items() if n)
+    ignored = ", ".join(comparison.ignored)
+    return [
+        f"A: {comparison.a_name}",
+        f"B: {comparison.b_name}",
+        f"metric: {comparison.metric} ({comparison.unit}); B/A > 1 means B "
+        + ("faster" if comparison.metric == "bandwidth" else "slower"),
+        RULE,
+        *([f"matched ignoring: {ignored}"] if ignored else []),
+        f"points: {counts or 'none'}",
+    ]
+
+
+def render(comparison: Comparison, fmt: str) -> str:
+    """The comparison as Markdown ("md"), CSV ("csv") or JSON ("json")."""
+    if fmt == "json":
+        return json.dumps(_as_json(comparison), indent=2) + "\n"
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["table", *columns(comparison)])
+        for title, points in tables(comparison):
+            writer.writerows([title, *cells(comparison, p)] for p in points)
+        return out.getvalue()
+    parts = [*(f"- {line}" for line in summary_lines(comparison)), ""]
+    header = columns(comparison)
+    rule = "|" + "|".join(" --- " if h in TEXT_COLUMNS else " ---: " for h in header) + "|"
+    for title, points in tables(comparison):
+        parts.append(f"### {title}\n")
+        parts.append("| " + " | ".join(header) + " |")
+        parts.append(rule)
+        parts.extend("| " + " | ".join(cells(comparison, p)) + " |" for p in points)
+        parts.append("")
+    return "\n".join(parts)
+
+
+def _as_json(comparison: Comparison) -> dict[str, Any]:
+    def side(one: Side | None) -> dict[str, Any] | None:
+        if one is None:
+            return None
+        s = one.stats
+        return {
+            "mean": s.mean,
+            "median": s.median,
+            "min": s.min,
+            "max": s.max,
+            "stddev": s.stddev,
+            "iterations": one.iterations,
+            "spec": {k: list(v) if isinstance(v, tuple) else v for k, v in one.spec.items()},
+        }
+
+    return {
+        "a": comparison.a_name,
+        "b": comparison.b_name,
+        "metric": comparison.metric,
+        "unit": comparison.unit,
+        "rule": RULE,
+        "ignored": list(comparison.ignored),
+        "counts": comparison.counts(),
+        "points": [
+            {
+                "pattern": p.spec["pattern"],
+                "phase": p.phase,
+                "a": side(p.a),
+                "b": side(p.b),
+                "ratio": p.ratio,
+                "difference": p.difference,
+            }
+            for p in comparison.points
+        ],
+    }

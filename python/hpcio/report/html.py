@@ -1,0 +1,368 @@
+"""One self-contained HTML page per report or comparison: tables, plots inline, environment,
+every run's spec, and warnings. It opens with no network: styles are inline, plots are data:
+URIs, and a Content-Security-Policy forbids the page any other source."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from html import escape
+
+from hpcio.report.compare import Comparison, cells, columns, summary_lines, tables
+from hpcio.report.plots import Plot, PlotSet, render
+from hpcio.report.points import describe, spec_fields
+from hpcio.report.tables import Table, format_cell, study_tables
+from hpcio.results.schema import ResultDocument
+
+#: Browsers refuse anything but inline styles and data: images, so nothing is fetched even if
+#: a value in a document looked like a URL.
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222;
+       padding: 0 1em; }
+h1 { margin-bottom: 0.2em; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
+th { background: #f2f2f2; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.beyond td { background: #fff3cd; }
+figure { margin: 1em 0 2em; }
+figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { font-size: 0.9em; color: #555; }
+.warnings li { margin: 0.3em 0; }
+.note { color: #555; font-size: 0.9em; }
+pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
+nav a { margin-right: 1em; }
+"""
+
+_NUMBER = re.compile(r"^(-?[0-9.]+|N/A)$")
+#: A cell: its text, or (text, the number it shows) so the page keeps full precision.
+Cell = str | tuple[str, float | None]
+
+
+def report_page(docs: Sequence[ResultDocument], plots: PlotSet, sources: Sequence[str]) -> str:
+    """The page of `hpcio report --html`: the studies' tables, every plot, warnings, the
+    environment and every run with its spec."""
+    intro = (
+        f"{len(docs)} run(s) from {', '.join(sources)}; measured "
+        f"{min(d.started_at_utc for d in docs)} to {max(d.finished_at_utc for d in docs)} (UTC)."
+    )
+    sections = [
+        ("warnings", "Warnings", _warnings(docs)),
+        ("environment", "Environment", _environment(docs)),
+        ("tables", "Tables", _study_tables(study_tables(docs))),
+        ("plots", "Plots", _plots(plots)),
+        ("runs", "Runs", _runs(docs)),
+    ]
+    return _page("hpcio report", intro, sections)
+
+
+def comparison_page(
+    comparison: Comparison,
+    plots: PlotSet,
+    a_docs: Sequence[ResultDocument],
+    b_docs: Sequence[ResultDocument],
+) -> str:
+    """The page of `hpcio compare --html`: the comparison tables and plots, then each file's
+    warnings, environment and runs."""
+    intro = "<br>".join(escape(line) for line in summary_lines(comparison))
+    sections = [
+        ("comparison", "Comparison", _comparison_tables(comparison)),
+        ("plots", "Plots", _plots(plots)),
+    ]
+    for side, docs in (("a", a_docs), ("b", b_docs)):
+        name = escape(comparison.a_name if side == "a" else comparison.b_name)
+        anchor = f"{side}-"
+        body = (
+            f"<h3>Warnings</h3>{_warnings(docs)}"
+            f"<h3>Environment</h3>{_environment(docs, anchor=anchor)}"
+            f"<h3>Runs</h3>{_runs(docs, anchor=anchor)}"
+        )
+        sections.append((f"file-{side}", f"{side.upper()}: {name}", body))
+    return _page("hpcio compare", intro, sections, intro_is_html=True)
+
+
+def _page(
+    title: str,
+    intro: str,
+    sections: Sequence[tuple[str, str, str]],
+    *,
+    intro_is_html: bool = False,
+) -> str:
+    nav = " ".join(f'<a href="#{anchor}">{heading}</a>' for anchor, heading, _ in sections)
+    body = "\n".join(
+        f'<section id="{anchor}"><h2>{heading}</h2>\n{content}</section>'
+        for anchor, heading, content in sections
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        f"<title>{escape(title)}</title>\n<style>{_STYLE}</style></head>\n<body>\n"
+        f"<h1>{escape(title)}</h1>\n"
+        f"<p>{intro if intro_is_html else escape(intro)}</p>\n<nav>{nav}</nav>\n{body}\n"
+        "</body></html>\n"
+    )
+
+
+def _table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[Cell]],
+    *,
+    table_id: str | None = None,
+    row_classes: Sequence[str] = (),
+) -> str:
+    attributes = f' id="{escape(table_id)}"' if table_id else ""
+    lines = [f"<table{attributes}><thead><tr>"]
+    lines.extend(f"<th>{escape(h)}</th>" for h in headers)
+    lines.append("</tr></thead><tbody>")
+    for index, row in enumerate(rows):
+        css = row_classes[index] if index < len(row_classes) else ""
+        lines.append(f'<tr class="{css}">' if css else "<tr>")
+        for cell in row:
+            if isinstance(cell, tuple):
+                text, value = cell
+                data = "" if value is None else f' data-value="{value!r}"'
+                lines.append(f'<td class="num"{data}>{escape(text)}</td>')
+            else:
+                lines.append(f"<td>{escape(cell)}</td>")
+        lines.append("</tr>")
+    lines.append("</tbody></table>")
+    return "".join(lines)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _study_tables(tables_: Sequence[Table]) -> str:
+    parts = []
+    for t in tables_:
+        rows = [[(format_cell(v, c), v) for c, v in enumerate(row)] for row in t.rows]
+        parts.append(f"<h3>{escape(t.title)}</h3>")
+        parts.append(_table(t.columns, rows, table_id=f"table-{_slug(t.title)}"))
+        parts.extend(f'<p class="note">Note: {escape(n)}</p>' for n in t.notes)
+    parts.append(
+        '<p class="note">Latency is the mean phase time over iterations; Bandwidth is File '
+        "Size / Latency.</p>"
+    )
+    return "\n".join(parts)
+
+
+def _plots(plots: PlotSet) -> str:
+    parts = []
+    for plot in plots.plots:
+        parts.append(
+            f'<figure><img id="plot-{escape(plot.name)}" alt="{escape(plot.title)}" '
+            f'src="{_data_uri(plot)}"><figcaption>{escape(plot.title)}</figcaption></figure>'
+        )
+    parts.extend(f'<p class="note">{escape(reason)}</p>' for reason in plots.skipped)
+    return "\n".join(parts)
+
+
+def _data_uri(plot: Plot) -> str:
+    # An SVG in an <img> is its own document: the ids matplotlib gives its clip paths and
+    # markers cannot collide with another plot's, as they would inlined as <svg> elements.
+    return "data:image/svg+xml;base64," + base64.b64encode(render(plot, "svg")).decode("ascii")
+
+
+def _run_title(doc: ResultDocument) -> str:
+    fields = spec_fields(doc.run)
+    return describe(fields, ["pattern", "target", "size_per_rank_bytes", "ranks"])
+
+
+@dataclass(frozen=True, slots=True)
+class Caveat:
+    """One warning on the page, with the per-run lines behind it."""
+
+    text: str
+    details: tuple[str, ...] = ()
+
+
+def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
+    """Every cause for doubt in the documents: reads that may have come from the page cache
+    (with each run's cache notes), failed operations, an engine built without optimisation.
+    Runs are numbered from 1 in the order of the files."""
+    titled = [(n, _run_title(d), d) for n, d in enumerate(docs, start=1)]
+    found = []
+    cached = [(n, title, d) for n, title, d in titled if d.cache.reads_may_hit_page_cache]
+    if cached:
+        found.append(
+            Caveat(
+                f"{_runs_label([n for n, _, _ in cached])}: reads may have been served from the "
+                "page cache; their read figures may measure memory, not storage",
+                tuple(f"run {n} ({title}): " + "; ".join(d.cache.notes) for n, title, d in cached),
+            )
+        )
+    for n, title, doc in titled:
+        for phase in doc.phases:
+            if phase.errors:
+                first = "; ".join(phase.first_errors)
+                found.append(
+                    Caveat(
+                        f"run {n} ({title}): {phase.phase} iteration {phase.iteration + 1}: "
+                        f"{phase.errors} failed operation(s)" + (f": {first}" if first else "")
+                    )
+                )
+    debug = [n for n, _, d in titled if d.engine.get("debug_build")]
+    if debug:
+        found.append(
+            Caveat(
+                f"{_runs_label(debug)}: the engine was built without optimisation; their "
+                "figures are meaningless (build with ./scripts/setup)"
+            )
+        )
+    return found
+
+
+def _runs_label(numbers: Sequence[int]) -> str:
+    return ("run " if len(numbers) == 1 else "runs ") + _numbers(numbers)
+
+
+def _warnings(docs: Sequence[ResultDocument]) -> str:
+    found = caveats(docs)
+    if not found:
+        return '<p class="note">None.</p>'
+    items = []
+    for caveat in found:
+        details = ""
+        if caveat.details:
+            details = (
+                "<details><summary>each run</summary><ul>"
+                + "".join(f"<li>{escape(line)}</li>" for line in caveat.details)
+                + "</ul></details>"
+            )
+        items.append(f"<li>{escape(caveat.text)}{details}</li>")
+    return '<ul class="warnings">' + "".join(items) + "</ul>"
+
+
+def _environment(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
+    """One row per distinct job shape and build: hosts, ranks, nodes, ranks per node."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for number, doc in enumerate(docs, start=1):
+        key = (
+            ", ".join(doc.hosts),
+            doc.ranks,
+            doc.nodes,
+            doc.ranks_per_node,
+            doc.hpcio_version,
+            "debug" if doc.engine.get("debug_build") else "release",
+        )
+        groups.setdefault(key, []).append(number)
+    rows = []
+    for key, numbers in groups.items():
+        chosen = [docs[n - 1] for n in numbers]
+        hosts, ranks, nodes, per_node, version, build = key
+        rows.append(
+            [
+                _numbers(numbers),
+                str(hosts),
+                (str(ranks), float(ranks)),  # type: ignore[arg-type]
+                (str(nodes), float(nodes)),  # type: ignore[arg-type]
+                (str(per_node), float(per_node)),  # type: ignore[arg-type]
+                str(version),
+                str(build),
+                min(d.started_at_utc for d in chosen),
+                max(d.finished_at_utc for d in chosen),
+            ]
+        )
+    headers = [
+        "Runs",
+        "Hosts",
+        "Ranks",
+        "Nodes",
+        "Ranks per node",
+        "hpcio",
+        "Engine",
+        "First start (UTC)",
+        "Last end (UTC)",
+    ]
+    return _table(headers, rows, table_id=f"{anchor}environment")
+
+
+def _numbers(numbers: Sequence[int]) -> str:
+    """[1, 2, 3, 5] -> '1-3, 5'."""
+    spans: list[list[int]] = []
+    for n in numbers:
+        if spans and spans[-1][1] == n - 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
+    """Every run's figures per phase, then its full spec as it is in the document."""
+    headers = [
+        "Run",
+        "Pattern",
+        "Target",
+        "Ranks",
+        "Size per rank (MiB)",
+        "Transfer (MiB)",
+        "Iterations",
+        "Phase",
+        "Bandwidth mean (MiB/s)",
+        "stddev",
+        "min",
+        "max",
+        "Time mean (s)",
+        "p50 op (ms)",
+        "p99 op (ms)",
+    ]
+    rows: list[list[Cell]] = []
+    for number, doc in enumerate(docs, start=1):
+        run = doc.run
+        for phase, s in doc.summary.items():
+            bw = s.bandwidth_mib_s
+            rows.append(
+                [
+                    str(number),
+                    str(run["pattern"]),
+                    str(run["target"]["url"]),
+                    (str(doc.ranks), float(doc.ranks)),
+                    _mib(run["size_per_rank_bytes"]),
+                    _mib(run["transfer_bytes"]),
+                    (str(s.iterations), float(s.iterations)),
+                    phase,
+                    (f"{bw.mean:.3f}", bw.mean),
+                    (f"{bw.stddev:.3f}", bw.stddev),
+                    (f"{bw.min:.3f}", bw.min),
+                    (f"{bw.max:.3f}", bw.max),
+                    (f"{s.seconds.mean:.5f}", s.seconds.mean),
+                    (f"{s.latency.p50_s * 1e3:.3f}", s.latency.p50_s * 1e3),
+                    (f"{s.latency.p99_s * 1e3:.3f}", s.latency.p99_s * 1e3),
+                ]
+            )
+    specs = "\n".join(
+        f'<details id="{anchor}spec-{number}"><summary>run {number}: '
+        f"{escape(_run_title(doc))}</summary><pre>{escape(json.dumps(doc.run, indent=2))}"
+        "</pre></details>"
+        for number, doc in enumerate(docs, start=1)
+    )
+    return _table(headers, rows, table_id=f"{anchor}runs") + "\n<h3>Specs</h3>\n" + specs
+
+
+def _mib(n_bytes: object) -> Cell:
+    value = int(n_bytes) / float(1 << 20)  # type: ignore[call-overload]
+    return (f"{value:g}", value)
+
+
+def _comparison_tables(comparison: Comparison) -> str:
+    headers = columns(comparison)
+    parts = []
+    for title, points in tables(comparison):
+        rows: list[list[Cell]] = [
+            [(c, None) if _NUMBER.match(c) else c for c in cells(comparison, p)] for p in points
+        ]
+        classes = ["beyond" if p.difference == "beyond spread" else "" for p in points]
+        parts.append(f"<h3>{escape(title)}</h3>")
+        parts.append(_table(headers, rows, table_id=f"compare-{_slug(title)}", row_classes=classes))
+    if not parts:
+        parts.append('<p class="note">No points.</p>')
+    return "\n".join(parts)

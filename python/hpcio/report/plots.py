@@ -1,0 +1,349 @@
+"""Figures from result documents (matplotlib, imported only when a figure is drawn): bandwidth
+and latency against size per rank, per-op latency CDFs, bandwidth against ranks.
+
+Figures are built on matplotlib's object API (`Figure`), never pyplot: no global figure
+registry, no GUI backend; PNG goes through Agg and SVG through matplotlib's SVG writer.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
+from hpcio.results.schema import PhaseSummary, ResultDocument, Stats
+from hpcio.units import format_bytes
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+#: Quantiles sampled for a CDF: evenly up to 0.99, then ever closer to 1 in the tail, where
+#: the slow operations live (the histograms hold 3 significant digits, so more would not help).
+CDF_QUANTILES = (
+    *(i / 100 for i in range(100)),
+    *(1 - 10 ** (-2 - 2 * i / 99) for i in range(100)),
+)
+#: PNG resolution; SVG is resolution-free.
+PNG_DPI = 150
+#: Above this ratio of largest to smallest value a y axis is logarithmic.
+LOG_Y_ABOVE = 20.0
+_LINESTYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+@dataclass(frozen=True, slots=True)
+class Plot:
+    """One figure: `name` is its file stem and its id in the HTML page."""
+
+    name: str
+    title: str
+    figure: Figure
+
+
+@dataclass(frozen=True, slots=True)
+class PlotSet:
+    """Every figure the documents support, and the ones they do not, with the reason."""
+
+    plots: tuple[Plot, ...]
+    skipped: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One line: a legend label and its documents."""
+
+    label: str
+    docs: tuple[ResultDocument, ...]
+    linestyle: str = "-"
+    #: Index into the colour cycle; None: the series' position.
+    colour: int | None = None
+
+
+def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
+    """Bandwidth vs size and latency vs size per phase, a latency CDF per pattern and phase,
+    and bandwidth vs ranks per phase when the documents hold more than one rank count."""
+    plots: list[Plot] = []
+    skipped: list[str] = []
+    for phase in _phases(docs):
+        plots.append(
+            Plot(
+                f"bandwidth-vs-size-{phase}",
+                f"{phase} bandwidth vs size per rank",
+                bandwidth_vs_size(
+                    series_by_point(docs, phase, without="size_per_rank_bytes"), phase
+                ),
+            )
+        )
+        plots.append(
+            Plot(
+                f"latency-vs-size-{phase}",
+                f"{phase} phase time vs size per rank",
+                latency_vs_size(series_by_point(docs, phase, without="size_per_rank_bytes"), phase),
+            )
+        )
+    for pattern, phase in _patterns_and_phases(docs):
+        chosen = [d for d in docs if d.run["pattern"] == pattern]
+        plots.append(
+            Plot(
+                f"latency-cdf-{pattern}-{phase}",
+                f"{pattern} {phase} per-op latency CDF",
+                latency_cdf(series_by_point(chosen, phase), phase),
+            )
+        )
+    for phase in _phases(docs):
+        counts = sorted({d.ranks for d in docs if phase in d.summary})
+        if len(counts) < 2:
+            skipped.append(
+                f"bandwidth vs ranks ({phase}): skipped, every run has {counts[0]} rank(s)"
+            )
+            continue
+        plots.append(
+            Plot(
+                f"bandwidth-vs-ranks-{phase}",
+                f"{phase} bandwidth vs ranks",
+                bandwidth_vs_ranks(series_by_point(docs, phase, without="ranks"), phase),
+            )
+        )
+    return PlotSet(tuple(plots), tuple(skipped))
+
+
+def series_by_point(
+    docs: Sequence[ResultDocument], phase: str, *, without: str | None = None
+) -> list[Series]:
+    """Documents with `phase`, one series per point with the x-axis field (`without`) left
+    out. Labels name the pattern, the target and whatever else differs between series."""
+    dropped = () if without is None else (without,)
+    shown = _shown_fields(docs, phase, dropped)
+    return [
+        Series(describe(spec_fields(group[0].run), shown), tuple(group))
+        for group in _groups(docs, phase, dropped).values()
+    ]
+
+
+def _groups(
+    docs: Iterable[ResultDocument], phase: str, dropped: Sequence[str]
+) -> dict[PointKey, list[ResultDocument]]:
+    groups: dict[PointKey, list[ResultDocument]] = {}
+    for doc in docs:
+        if phase in doc.summary:
+            groups.setdefault(point_key(doc.run, without=dropped), []).append(doc)
+    return groups
+
+
+def _shown_fields(docs: Iterable[ResultDocument], phase: str, dropped: Sequence[str]) -> list[str]:
+    """Pattern and target always, then every other field that differs between documents."""
+    varying = varying_fields(d.run for d in docs if phase in d.summary)
+    return ["pattern", "target"] + [
+        name for name in varying if name not in ("pattern", "target", *dropped)
+    ]
+
+
+def bandwidth_vs_size(series: Sequence[Series], phase: str) -> Figure:
+    """Mean bandwidth over iterations against size per rank (log2), min..max as error bars."""
+    return _summary_figure(
+        series,
+        phase,
+        x=lambda doc: int(doc.run["size_per_rank_bytes"]),
+        y=lambda summary: summary.bandwidth_mib_s,
+        xlabel="size per rank",
+        ylabel=f"{phase} bandwidth (MiB/s), mean; bars min..max",
+        x_tick=format_bytes,
+    )
+
+
+def latency_vs_size(series: Sequence[Series], phase: str) -> Figure:
+    """Mean phase time over iterations (the studies' Latency) against size per rank (log2)."""
+    return _summary_figure(
+        series,
+        phase,
+        x=lambda doc: int(doc.run["size_per_rank_bytes"]),
+        y=lambda summary: summary.seconds,
+        xlabel="size per rank",
+        ylabel=f"{phase} phase time (s), mean; bars min..max",
+        x_tick=format_bytes,
+    )
+
+
+def bandwidth_vs_ranks(series: Sequence[Series], phase: str) -> Figure:
+    """Mean bandwidth against the number of ranks (log2), one line per size and target."""
+    return _summary_figure(
+        series,
+        phase,
+        x=lambda doc: doc.ranks,
+        y=lambda summary: summary.bandwidth_mib_s,
+        xlabel="ranks",
+        ylabel=f"{phase} bandwidth (MiB/s), mean; bars min..max",
+        x_tick=lambda ranks: f"{ranks:g}",
+    )
+
+
+def latency_cdf(series: Sequence[Series], phase: str) -> Figure:
+    """Fraction of operations at or below each per-op latency, from each document's
+    histograms of all iterations merged (exact: counts add), on a log latency axis."""
+    figure, axes = _new_figure()
+    for index, one in enumerate(series):
+        # A series here is one point; a repeated point's later document replaces the earlier.
+        latencies_s = latency_quantiles_s(one.docs[-1], phase, CDF_QUANTILES)
+        axes.plot(
+            latencies_s,
+            CDF_QUANTILES,
+            drawstyle="steps-post",
+            label=one.label,
+            **_line_style(index if one.colour is None else one.colour),
+        )
+    axes.set_xscale("log")
+    axes.set_xlabel(f"{phase} per-op latency (s)")
+    axes.set_ylabel("fraction of operations")
+    axes.set_ylim(0, 1.01)
+    axes.grid(True, which="both", alpha=0.3)
+    _legend(axes)
+    return figure
+
+
+def latency_quantiles_s(doc: ResultDocument, phase: str, quantiles: Sequence[float]) -> list[float]:
+    """Per-op latency in seconds at each quantile of `phase`, over every iteration of `doc`."""
+    from hpcio import _engine
+
+    parts = [base64.b64decode(p.latency_hdr_b64) for p in doc.phases if p.phase == phase]
+    summary = _engine.histogram_summary(_engine.histogram_merge(parts), list(quantiles))
+    return [ns / 1e9 for ns in summary["quantiles_ns"]]
+
+
+def write_files(plot: Plot, directory: Path) -> list[Path]:
+    """Write `<name>.png` and `<name>.svg` into `directory`; return their paths."""
+    paths = []
+    for fmt in ("png", "svg"):
+        path = directory / f"{plot.name}.{fmt}"
+        path.write_bytes(render(plot, fmt))
+        paths.append(path)
+    return paths
+
+
+def render(plot: Plot, fmt: str) -> bytes:
+    """The figure as PNG or SVG bytes. SVG carries no date and fixed ids, so the same
+    documents give the same file."""
+    import matplotlib
+
+    out = io.BytesIO()
+    metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
+    with matplotlib.rc_context({"svg.hashsalt": plot.name}):
+        plot.figure.savefig(out, format=fmt, dpi=PNG_DPI, bbox_inches="tight", metadata=metadata)
+    return out.getvalue()
+
+
+def _summary_figure(
+    series: Sequence[Series],
+    phase: str,
+    *,
+    x: Callable[[ResultDocument], float],
+    y: Callable[[PhaseSummary], Stats],
+    xlabel: str,
+    ylabel: str,
+    x_tick: Callable[[float], str],
+) -> Figure:
+    """One line per series of summary statistics against x (log2), min..max as error bars."""
+    figure, axes = _new_figure()
+    ticks: set[float] = set()
+    values: list[float] = []
+    for index, one in enumerate(series):
+        # Later documents for the same x replace earlier ones, as in the report's tables.
+        by_x = {x(doc): y(doc.summary[phase]) for doc in one.docs}
+        xs = sorted(by_x)
+        stats = [by_x[v] for v in xs]
+        means = [s.mean for s in stats]
+        axes.errorbar(
+            xs,
+            means,
+            yerr=[[s.mean - s.min for s in stats], [s.max - s.mean for s in stats]],
+            capsize=3,
+            label=one.label,
+            **_style(index if one.colour is None else one.colour, one.linestyle),
+        )
+        ticks.update(xs)
+        values.extend(v for s in stats for v in (s.min, s.max) if v > 0)
+    axes.set_xscale("log", base=2)
+    axes.set_xticks(sorted(ticks), [x_tick(t) for t in sorted(ticks)])
+    axes.minorticks_off()
+    if values and max(values) / min(values) > LOG_Y_ABOVE:
+        axes.set_yscale("log")
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.grid(True, which="major", alpha=0.3)
+    _legend(axes)
+    return figure
+
+
+def _new_figure() -> tuple[Figure, Axes]:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(8, 4.8), layout="constrained")
+    return figure, figure.add_subplot()
+
+
+def _style(index: int, linestyle: str) -> dict[str, Any]:
+    """Colours first (ten of them), then markers, so up to 70 lines stay distinguishable."""
+    return {
+        "color": f"C{index % 10}",
+        "marker": _MARKERS[(index // 10) % len(_MARKERS)],
+        "markersize": 4,
+        "linestyle": linestyle,
+    }
+
+
+def _line_style(index: int) -> dict[str, Any]:
+    """For lines without markers (a CDF has one point per quantile): colours, then dashes."""
+    return {"color": f"C{index % 10}", "linestyle": _LINESTYLES[(index // 10) % len(_LINESTYLES)]}
+
+
+def _legend(axes: Axes) -> None:
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def _phases(docs: Iterable[ResultDocument]) -> list[str]:
+    return list(dict.fromkeys(phase for d in docs for phase in d.summary))
+
+
+def _patterns_and_phases(docs: Iterable[ResultDocument]) -> list[tuple[str, str]]:
+    return list(dict.fromkeys((str(d.run["pattern"]), p) for d in docs for p in d.summary))
+
+
+def comparison_plots(
+    sources: Mapping[str, Sequence[ResultDocument]],
+    metric: str = "bandwidth",
+    ignore: Sequence[str] = (),
+) -> PlotSet:
+    """Bandwidth (or, with metric "latency", phase time) vs size per phase for several result
+    files on one figure: the same point (matched without the `ignore` fields, as the
+    comparison does) has the same colour in every file, and each file its own line style."""
+    draw = bandwidth_vs_size if metric == "bandwidth" else latency_vs_size
+    every = [d for docs in sources.values() for d in docs]
+    dropped = ("size_per_rank_bytes",)
+    matched_on = (*dropped, *ignore)
+    plots = []
+    for phase in _phases(every):
+        shown = _shown_fields(every, phase, dropped)
+        colours = {key: i for i, key in enumerate(_groups(every, phase, matched_on))}
+        series = [
+            Series(
+                f"{name}: {describe(spec_fields(group[0].run), shown)}",
+                tuple(group),
+                _LINESTYLES[index % len(_LINESTYLES)],
+                colours[point_key(group[0].run, without=matched_on)],
+            )
+            for index, (name, docs) in enumerate(sources.items())
+            for group in _groups(docs, phase, dropped).values()
+        ]
+        plots.append(
+            Plot(
+                f"compare-{metric}-vs-size-{phase}",
+                f"{phase} {metric} vs size per rank, compared",
+                draw(series, phase),
+            )
+        )
+    return PlotSet(tuple(plots), ())

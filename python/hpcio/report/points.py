@@ -1,0 +1,69 @@
+"""What makes two runs the same measured point: every spec field that shapes the I/O, so that
+plots draw one line per configuration and comparisons pair the same runs of two files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hpcio.units import format_bytes
+
+#: Spec fields that do not change what is measured: how often it ran, whether files were
+#: kept afterwards, which payload bytes went out.
+IGNORED_FIELDS = frozenset({"iterations", "keep", "seed"})
+
+#: A point's identity: sorted (field, value) pairs, hashable.
+PointKey = tuple[tuple[str, Any], ...]
+
+
+def spec_fields(run: Mapping[str, Any]) -> dict[str, Any]:
+    """The run spec as flat, hashable fields: the target is its URL (its options are settings
+    such as credentials, not what was measured), lists become tuples, ignored fields go."""
+    fields: dict[str, Any] = {}
+    for name, value in run.items():
+        if name in IGNORED_FIELDS:
+            continue
+        if name == "target":
+            value = value["url"]
+        elif isinstance(value, list):
+            value = tuple(value)
+        fields[name] = value
+    return fields
+
+
+def point_key(run: Mapping[str, Any], *, without: Iterable[str] = ()) -> PointKey:
+    """The identity of the run's point; `without` drops fields (the x axis of a plot)."""
+    dropped = set(without)
+    return tuple(sorted((k, v) for k, v in spec_fields(run).items() if k not in dropped))
+
+
+def varying_fields(runs: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Fields whose value is not the same in every run, in spec order."""
+    seen: dict[str, set[Any]] = {}
+    for run in runs:
+        for name, value in spec_fields(run).items():
+            seen.setdefault(name, set()).add(value)
+    return [name for name, values in seen.items() if len(values) > 1]
+
+
+def describe(fields: Mapping[str, Any], names: Iterable[str]) -> str:
+    """Those fields in words, for a legend or a table cell: 'sfmw file:///scratch transfer
+    1 MiB fsync'. Sizes print with units, flags by name (or 'no <flag>')."""
+    words = []
+    for name in names:
+        value = fields.get(name)
+        if name in ("pattern", "target"):
+            words.append(str(value))
+        elif name == "ranks":
+            words.append(f"{value} rank{'' if value == 1 else 's'}")
+        elif name == "size_per_rank_bytes" and isinstance(value, int):
+            words.append(f"{format_bytes(value)}/rank")
+        elif isinstance(value, bool):
+            words.append(name if value else f"no {name}")
+        elif name.endswith("_bytes") and isinstance(value, int):
+            words.append(f"{name.removesuffix('_bytes').replace('_', ' ')} {format_bytes(value)}")
+        elif name == "phases":
+            words.append("phases " + (",".join(value) if value else "default"))
+        else:
+            words.append(f"{name.replace('_', ' ')} {value}")
+    return " ".join(words)

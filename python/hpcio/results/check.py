@@ -1,0 +1,118 @@
+"""Checks a result document, as read from JSON, against the schema's types: reports, plots
+and comparisons must never meet a string where a number belongs, or a broken histogram."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import types
+import typing
+from typing import Any
+
+from hpcio.results.schema import ResultDocument
+
+#: The spec fields reports read, with their JSON types (the rest of `run` is shown as is).
+_RUN_FIELDS: dict[str, type] = {
+    "pattern": str,
+    "ranks": int,
+    "size_per_rank_bytes": int,
+    "transfer_bytes": int,
+}
+
+
+class DocumentError(TypeError):
+    """A field of a document is missing its documented type; the message names the field."""
+
+
+def check_record(record: dict[str, Any]) -> None:
+    """Check a document as read from JSON, before it becomes a ResultDocument: every typed
+    field, the spec fields reports use, and the latency histograms.
+
+    Raises:
+        DocumentError: naming the first field that is wrong, e.g.
+            "summary.write.bandwidth_mib_s.mean is 'fast', not a number".
+    """
+    _check(record, ResultDocument, "")
+    run = record["run"]
+    for name, kind in _RUN_FIELDS.items():
+        if name not in run:
+            raise DocumentError(f"run.{name} is missing")
+        _check(run[name], kind, f"run.{name}")
+    target = run.get("target")
+    if not isinstance(target, dict) or not isinstance(target.get("url"), str):
+        raise DocumentError("run.target.url is missing or not a string")
+    for index, phase in enumerate(record["phases"]):
+        _check_histogram(phase["latency_hdr_b64"], f"phases[{index}].latency_hdr_b64")
+
+
+def _check_histogram(encoded: str, where: str) -> None:
+    from hpcio import _engine
+
+    try:
+        _engine.histogram_summary(base64.b64decode(encoded, validate=True), [0.5])
+    except (binascii.Error, ValueError):
+        raise DocumentError(f"{where} is not a base64 HdrHistogram") from None
+
+
+def _check(value: Any, hint: Any, where: str) -> None:
+    if hint is Any:
+        return
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise DocumentError(f"{where or 'document'} is {_shown(value)}, not an object")
+        hints = typing.get_type_hints(hint)
+        for field in dataclasses.fields(hint):
+            name = f"{where}.{field.name}" if where else field.name
+            if field.name in value:
+                _check(value[field.name], hints[field.name], name)
+            elif field.default is dataclasses.MISSING:
+                # Fields added later carry a default, so older documents stay readable.
+                raise DocumentError(f"{name} is missing")
+        return
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if not any(_fits(value, arg) for arg in args):
+            raise DocumentError(f"{where} is {_shown(value)}, not {_name(hint)}")
+        return
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise DocumentError(f"{where} is {_shown(value)}, not a list")
+        for index, item in enumerate(value):
+            _check(item, args[0], f"{where}[{index}]")
+        return
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise DocumentError(f"{where} is {_shown(value)}, not an object")
+        for key, item in value.items():
+            _check(item, args[1], f"{where}.{key}")
+        return
+    if not _fits(value, hint):
+        raise DocumentError(f"{where} is {_shown(value)}, not {_name(hint)}")
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    # JSON has no int/float distinction for whole floats, and bool is an int in Python.
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is type(None):
+        return value is None
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    try:
+        _check(value, hint, "")
+    except DocumentError:
+        return False
+    return True
+
+
+def _name(hint: Any) -> str:
+    names = {float: "a number", int: "a whole number", str: "a string", bool: "true or false"}
+    return names.get(hint, str(hint).replace("typing.", ""))
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

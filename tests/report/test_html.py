@@ -1,0 +1,225 @@
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+from hpcio.report import plots
+from hpcio.results import io as results_io
+
+MiB = 1 << 20
+
+
+class Page(HTMLParser):
+    """What the tests look at in a page: images, tables (cells with data-value), details
+    blocks, the text, and the attributes that could load something."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.images = {}  # id -> attributes
+        self.tables = {}  # id -> [[(text, data-value), ...], ...] including the header row
+        self.details = {}  # id -> text
+        self.sources = []  # every src and href
+        self.tags = set()
+        self.text = []
+        self._table = self._row = self._cell = self._details = None
+        self.feed(text)
+        self.text = " ".join(" ".join(self.text).split())
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.add(tag)
+        self.sources += [attrs[k] for k in ("src", "href") if k in attrs]
+        if tag == "img":
+            self.images[attrs.get("id")] = attrs
+        elif tag == "table":
+            self._table = self.tables.setdefault(attrs.get("id"), [])
+        elif tag == "tr" and self._table is not None:
+            self._row = []
+            self._table.append(self._row)
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = ["", attrs.get("data-value")]
+        elif tag == "details":
+            self._details = attrs.get("id")
+            self.details[self._details] = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self._row.append((self._cell[0].strip(), self._cell[1]))
+            self._cell = None
+        elif tag == "table":
+            self._table = self._row = None
+        elif tag == "details":
+            self._details = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell[0] += data
+        if self._details is not None:
+            self.details[self._details] += data
+
+    def rows(self, table_id):
+        """Header texts, then each row's cells as {header: (text, data-value)}."""
+        header, *body = self.tables[table_id]
+        names = [text for text, _ in header]
+        return names, [dict(zip(names, row, strict=True)) for row in body]
+
+
+@pytest.fixture(scope="module")
+def report(results, hpcio, tmp_path_factory):
+    """A page from two targets and two rank counts, and the documents it came from."""
+    source = results.combined("html.jsonl", results.a, results.one, results.t2_file)
+    page = tmp_path_factory.mktemp("html") / "report.html"
+    done = hpcio("report", source, "--html", page)
+    assert (done.returncode, done.stderr, done.stdout) == (0, "", f"{page}\n")
+    return page, results_io.read(source)
+
+
+def expected_plot_ids(docs):
+    return {f"plot-{p.name}" for p in plots.report_plots(docs).plots}
+
+
+def check_study_tables(page, docs):
+    """Every document's mean phase time and bandwidth, in its table, row and target column."""
+    checked = 0
+    for doc in docs:
+        file_mib = doc.run["size_per_rank_bytes"] * doc.ranks / MiB
+        per_proc_mib = doc.run["size_per_rank_bytes"] / MiB
+        for phase, summary in doc.summary.items():
+            names, rows = page.rows(f"table-{doc.run['pattern']}-{phase}")
+            url = doc.run["target"]["url"]
+            latency_column = next(n for n in names if n in ("Latency (s)", f"{url} Latency (s)"))
+            bandwidth_column = latency_column.replace("Latency (s)", "Bandwidth (MiB/s)")
+            (row,) = [
+                r
+                for r in rows
+                if r["File Size (MiB)"][0] == f"{file_mib:g}"
+                and r["File Size Per Proc (MiB)"][0] == f"{per_proc_mib:g}"
+            ]
+            latency = summary.seconds.mean
+            assert row[latency_column] == (f"{latency:.5f}", repr(latency))
+            assert row[bandwidth_column][0] == f"{file_mib / latency:.3f}"
+            checked += 1
+    assert checked == 2 * len(docs)
+
+
+def test_page_is_self_contained(report):
+    path, docs = report
+    text = path.read_text()
+    page = Page(text)
+    assert "script" not in page.tags and "link" not in page.tags
+    assert all(s.startswith(("data:image/svg+xml;base64,", "#")) for s in page.sources)
+    assert not re.search(r"url\(|@import", text)
+    assert "Content-Security-Policy" in text
+    assert set(page.images) == expected_plot_ids(docs)
+
+
+def test_tables_hold_the_measured_values(report):
+    path, docs = report
+    check_study_tables(Page(path.read_text()), docs)
+
+
+def test_runs_specs_environment_and_warnings(report):
+    path, docs = report
+    page = Page(path.read_text())
+    _, rows = page.rows("runs")
+    assert len(rows) == sum(len(d.summary) for d in docs)
+    for number, doc in enumerate(docs, start=1):
+        for phase, summary in doc.summary.items():
+            (row,) = [r for r in rows if r["Run"][0] == str(number) and r["Phase"][0] == phase]
+            bandwidth = summary.bandwidth_mib_s
+            assert row["Bandwidth mean (MiB/s)"] == (f"{bandwidth.mean:.3f}", repr(bandwidth.mean))
+            assert row["stddev"][1] == repr(bandwidth.stddev)
+            assert row["p99 op (ms)"][1] == repr(summary.latency.p99_s * 1e3)
+        spec_text = page.details[f"spec-{number}"]
+        assert json.loads(spec_text[spec_text.index("{") :]) == doc.run
+        if doc.cache.reads_may_hit_page_cache:
+            for note in doc.cache.notes:
+                assert note in page.text
+
+
+def test_environment_has_a_row_per_job_shape(report):
+    path, docs = report
+    _, rows = Page(path.read_text()).rows("environment")
+    assert {d.ranks for d in docs} == {1, 2}
+    assert len(rows) == 2
+    for row in rows:
+        ranks = int(row["Ranks"][0])
+        shaped = [d for d in docs if d.ranks == ranks]
+        doc = shaped[0]
+        assert row["Hosts"][0] == ", ".join(doc.hosts)
+        assert (row["Nodes"][0], row["Ranks per node"][0]) == (
+            str(doc.nodes),
+            str(doc.ranks_per_node),
+        )
+        assert row["hpcio"][0] == doc.hpcio_version
+        assert row["Engine"][0] == "release"
+        assert row["First start (UTC)"][0] == min(d.started_at_utc for d in shaped)
+        assert row["Last end (UTC)"][0] == max(d.finished_at_utc for d in shaped)
+
+
+def test_warnings_name_failed_operations_and_debug_builds(results, hpcio, tmp_path):
+    record = json.loads(results.a.read_text().splitlines()[0])
+    record["phases"][0]["errors"] = 2
+    record["phases"][0]["first_errors"] = ["rank 1: pwrite: No space left on device"]
+    record["engine"]["debug_build"] = True
+    source = tmp_path / "doubtful.jsonl"
+    source.write_text(json.dumps(record) + "\n")
+    done = hpcio("report", source, "--html", tmp_path / "page.html")
+    assert done.returncode == 0, done.stderr
+    text = Page((tmp_path / "page.html").read_text()).text
+    assert (
+        "write iteration 1: 2 failed operation(s): rank 1: pwrite: No space left on device" in text
+    )
+    assert "run 1: the engine was built without optimisation" in text
+
+
+def loaded_images(page_path, chromium, tmp_path):
+    """Chromium's own view of every <img>: a copy of the page with a probe that records each
+    image's decoded width once the page has loaded (scripts allowed, images still data: only)."""
+    text = page_path.read_text()
+    text = text.replace("default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';")
+    probe = (
+        "<script>window.addEventListener('load', () => { for (const img of "
+        "document.images) img.setAttribute('data-width', img.naturalWidth); });</script>"
+    )
+    probed = tmp_path / "probed.html"
+    probed.write_text(text.replace("</body>", probe + "</body>"))
+    dom = Page(chromium("--dump-dom", url=probed.as_uri()).stdout)
+    return {name: int(attrs.get("data-width", 0)) for name, attrs in dom.images.items()}
+
+
+def test_chromium_renders_every_plot_and_the_tables(report, chromium, tmp_path):
+    path, docs = report
+    dom = Page(chromium("--dump-dom", url=path.as_uri()).stdout)
+    assert set(dom.images) == expected_plot_ids(docs)
+    check_study_tables(dom, docs)
+    widths = loaded_images(path, chromium, tmp_path)
+    assert set(widths) == expected_plot_ids(docs)
+    assert all(width > 100 for width in widths.values()), widths
+
+
+def test_chromium_screenshot_shows_the_plots(report, chromium, tmp_path):
+    from PIL import Image
+
+    path, _ = report
+    shot = tmp_path / "page.png"
+    chromium(
+        "--window-size=1300,6000", "--hide-scrollbars", f"--screenshot={shot}", url=path.as_uri()
+    )
+    image = Image.open(shot).convert("RGB")
+    assert image.size == (1300, 6000)
+    colours = {colour for _, colour in image.getcolors(maxcolors=1 << 24)}
+    # Lines in matplotlib's first colours: the plots were drawn, not only their frames.
+    assert (0x1F, 0x77, 0xB4) in colours
+    assert (0xFF, 0x7F, 0x0E) in colours
+
+
+def test_html_into_a_missing_directory_is_refused(results, hpcio, error_line, tmp_path):
+    page = tmp_path / "no" / "page.html"
+    done = hpcio("report", results.a, "--html", page)
+    assert done.returncode == 2
+    assert (
+        error_line(done) == f"hpcio: error: --html {page}: directory {page.parent} does not exist"
+    )
+    assert not page.parent.exists()

@@ -1,0 +1,173 @@
+import base64
+import xml.etree.ElementTree as ET
+
+import pytest
+from hpcio import _engine
+from hpcio.report import plots
+from hpcio.results import io as results_io
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def curves(figure):
+    """{legend label: (xs, means, [(low, high), ...])} of an error-bar figure."""
+    found = {}
+    for container in figure.axes[0].containers:
+        data_line, _, (bars,) = container.lines
+        found[container.get_label()] = (
+            list(data_line.get_xdata()),
+            list(data_line.get_ydata()),
+            [(low, high) for (_, low), (_, high) in bars.get_segments()],
+        )
+    return found
+
+
+def label(doc, *more):
+    return " ".join([doc.run["pattern"], doc.run["target"]["url"], *more])
+
+
+def test_bandwidth_vs_size_draws_each_documents_mean_min_and_max(results):
+    docs = results_io.read(results.a)
+    for phase in ("write", "read"):
+        figure = plots.bandwidth_vs_size(
+            plots.series_by_point(docs, phase, without="size_per_rank_bytes"), phase
+        )
+        assert figure.axes[0].get_xscale() == "log"
+        expected = {}
+        for doc in docs:
+            xs, means, bars = expected.setdefault(label(doc), ([], [], []))
+            stats = doc.summary[phase].bandwidth_mib_s
+            xs.append(doc.run["size_per_rank_bytes"])
+            means.append(stats.mean)
+            bars.append((stats.min, stats.max))
+        assert curves(figure) == expected
+        assert sorted(expected) == [f"mfmw {results.t1.as_uri()}", f"sfmw {results.t1.as_uri()}"]
+
+
+def test_latency_vs_size_draws_mean_phase_times(results):
+    docs = results_io.read(results.a)
+    figure = plots.latency_vs_size(
+        plots.series_by_point(docs, "write", without="size_per_rank_bytes"), "write"
+    )
+    drawn = curves(figure)
+    for doc in docs:
+        xs, means, bars = drawn[label(doc)]
+        seconds = doc.summary["write"].seconds
+        at = xs.index(doc.run["size_per_rank_bytes"])
+        assert means[at] == seconds.mean
+        assert bars[at] == pytest.approx((seconds.min, seconds.max), rel=1e-12)
+
+
+def test_lines_are_told_apart_by_what_differs(results):
+    docs = results_io.read(results.combined("mixed.jsonl", results.a, results.one))
+    labels = set(
+        curves(
+            plots.bandwidth_vs_size(
+                plots.series_by_point(docs, "read", without="size_per_rank_bytes"), "read"
+            )
+        )
+    )
+    url = results.t1.as_uri()
+    assert labels == {f"{p} {url} {n}" for p in ("sfmw", "mfmw") for n in ("2 ranks", "1 rank")}
+
+
+def test_latency_cdf_follows_the_merged_histograms(results):
+    docs = results_io.read(results.a)
+    figure = plots.latency_cdf(plots.series_by_point(docs, "write"), "write")
+    lines = {line.get_label(): line for line in figure.axes[0].get_lines()}
+    assert len(lines) == len(docs)
+    half = plots.CDF_QUANTILES.index(0.5)
+    for doc in docs:
+        size = f"{doc.run['size_per_rank_bytes'] >> 20} MiB/rank"
+        line = lines[label(doc, size)]
+        latencies_s = list(line.get_xdata())
+        assert list(line.get_ydata()) == list(plots.CDF_QUANTILES)
+        assert latencies_s == sorted(latencies_s)
+        # The runner summarised the same merged histograms: its median must be the CDF's.
+        assert latencies_s[half] == pytest.approx(doc.summary["write"].latency.p50_s, rel=1e-9)
+        assert latencies_s[-1] <= doc.summary["write"].latency.max_s
+        parts = [base64.b64decode(p.latency_hdr_b64) for p in doc.phases if p.phase == "write"]
+        assert len(parts) == doc.run["iterations"]
+        merged = _engine.histogram_summary(_engine.histogram_merge(parts), [0.9])
+        assert latencies_s[plots.CDF_QUANTILES.index(0.9)] == merged["quantiles_ns"][0] / 1e9
+
+
+def test_bandwidth_vs_ranks_needs_two_rank_counts(results):
+    two_ranks = results_io.read(results.a)
+    made = plots.report_plots(two_ranks)
+    assert not [p for p in made.plots if p.name.startswith("bandwidth-vs-ranks")]
+    assert made.skipped == (
+        "bandwidth vs ranks (write): skipped, every run has 2 rank(s)",
+        "bandwidth vs ranks (read): skipped, every run has 2 rank(s)",
+    )
+
+
+def test_bandwidth_vs_ranks(results):
+    docs = results_io.read(results.combined("ranks.jsonl", results.a, results.one))
+    (plot,) = [p for p in plots.report_plots(docs).plots if p.name == "bandwidth-vs-ranks-read"]
+    drawn = curves(plot.figure)
+    assert len(drawn) == 4  # two patterns x two sizes
+    for doc in docs:
+        size = f"{doc.run['size_per_rank_bytes'] >> 20} MiB/rank"
+        xs, means, _ = drawn[label(doc, size)]
+        assert xs == [1, 2]
+        assert means[xs.index(doc.ranks)] == doc.summary["read"].bandwidth_mib_s.mean
+
+
+def test_one_figure_of_each_kind(results):
+    docs = results_io.read(results.combined("all.jsonl", results.a, results.one, results.t2_file))
+    names = [p.name for p in plots.report_plots(docs).plots]
+    phases = ("write", "read")
+    assert sorted(names) == sorted(
+        [f"bandwidth-vs-size-{p}" for p in phases]
+        + [f"latency-vs-size-{p}" for p in phases]
+        + [f"latency-cdf-{pattern}-{p}" for pattern in ("sfmw", "mfmw") for p in phases]
+        + [f"bandwidth-vs-ranks-{p}" for p in phases]
+    )
+
+
+def test_svg_is_the_same_for_the_same_documents(results):
+    docs = results_io.read(results.a)
+    first, second = (plots.report_plots(docs).plots[0] for _ in range(2))
+    assert plots.render(first, "svg") == plots.render(second, "svg")
+
+
+def test_cli_writes_png_and_svg_and_prints_paths(results, hpcio, tmp_path):
+    out = tmp_path / "new" / "plots"
+    docs = results_io.read(results.a)
+    done = hpcio("report", results.a, "--plots", out)
+    assert (done.returncode, done.stderr) == (0, "")
+    names = [p.name for p in plots.report_plots(docs).plots]
+    printed = done.stdout.splitlines()
+    assert printed == [
+        *(str(out / f"{n}.{ext}") for n in names for ext in ("png", "svg")),
+        "bandwidth vs ranks (write): skipped, every run has 2 rank(s)",
+        "bandwidth vs ranks (read): skipped, every run has 2 rank(s)",
+    ]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        f"{n}.{ext}" for n in names for ext in ("png", "svg")
+    )
+    for name in names:
+        assert (out / f"{name}.png").read_bytes().startswith(PNG_SIGNATURE)
+        root = ET.fromstring((out / f"{name}.svg").read_bytes())
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
+
+
+def test_png_holds_the_lines(results, hpcio, tmp_path):
+    from PIL import Image
+
+    done = hpcio("report", results.a, "--plots", tmp_path)
+    assert done.returncode == 0, done.stderr
+    image = Image.open(tmp_path / "bandwidth-vs-size-write.png").convert("RGB")
+    colours = {colour for _, colour in image.getcolors(maxcolors=1 << 20)}
+    # The first two series are drawn in matplotlib's C0 and C1.
+    assert (0x1F, 0x77, 0xB4) in colours
+    assert (0xFF, 0x7F, 0x0E) in colours
+
+
+def test_plots_onto_a_file_is_refused(results, hpcio, error_line, tmp_path):
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    done = hpcio("report", results.a, "--plots", taken)
+    assert done.returncode == 2
+    assert error_line(done) == f"hpcio: error: --plots {taken}: exists and is not a directory"
