@@ -67,7 +67,7 @@ def refused(done, error_line):
         (
             (),
             {"target": "ftp://host/run1"},
-            "target 'ftp://host/run1': unknown scheme; supported: file://",
+            "target 'ftp://host/run1': unknown scheme; supported: file://, s3://, az://, gs://, memory://",
         ),
     ],
 )

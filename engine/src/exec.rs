@@ -8,10 +8,11 @@ use crate::clock::now_ns;
 use crate::histogram::{new_histogram, record};
 use crate::payload::{stream_id, Payload};
 use crate::plan::{Op, Plan, Row};
-use crate::target::{Handle, Mode, Target};
+use crate::requests::Snapshot;
+use crate::target::{Handle, Mode, Receipt, Target, Upload, WriteHint};
 use crate::timeline::Timeline;
 use hdrhistogram::Histogram;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -47,9 +48,6 @@ pub struct Figures {
     pub first_errors: Vec<String>,
     pub latency: Histogram<u64>,
     pub timeline: Timeline,
-    /// Storage requests issued, by kind ("open", "write", "put", "upload_part", ...): what a
-    /// provider bills, counted where they are made.
-    pub requests: BTreeMap<&'static str, u64>,
 }
 
 impl Default for Figures {
@@ -64,7 +62,6 @@ impl Default for Figures {
             first_errors: Vec::new(),
             latency: new_histogram(),
             timeline: Timeline::default(),
-            requests: BTreeMap::new(),
         }
     }
 }
@@ -75,10 +72,6 @@ impl Figures {
         if self.first_errors.len() < KEPT_ERRORS {
             self.first_errors.push(message);
         }
-    }
-
-    pub fn count(&mut self, kind: &'static str) {
-        *self.requests.entry(kind).or_insert(0) += 1;
     }
 
     fn merge(&mut self, other: Figures) {
@@ -95,9 +88,6 @@ impl Figures {
         }
         self.latency.add(&other.latency).expect("histograms share bounds");
         self.timeline.merge(&other.timeline);
-        for (kind, n) in other.requests {
-            *self.requests.entry(kind).or_insert(0) += n;
-        }
     }
 }
 
@@ -119,8 +109,13 @@ pub struct Executor {
     verify: bool,
     direct: bool,
     handles: HashMap<String, Arc<Handle>>,
+    /// Write hints set by the caller for keys whose writes come in later calls (sfsw chunks).
+    expected: HashMap<String, WriteHint>,
+    /// Receipts of shared uploads this rank closed, for the rank that completes them.
+    receipts: HashMap<String, Vec<Receipt>>,
     buffers: Vec<AlignedBuf>,
     failed: bool,
+    requests_at_start: Snapshot,
     pub figures: Figures,
 }
 
@@ -145,13 +140,16 @@ impl Executor {
         direct: bool,
     ) -> Self {
         Self {
-            target,
+            target: target.clone(),
             payload: Payload::new(seed),
             t0_ns,
             in_flight: in_flight.max(1),
             verify,
             direct,
+            requests_at_start: target.counters().snapshot(),
             handles: HashMap::new(),
+            expected: HashMap::new(),
+            receipts: HashMap::new(),
             buffers: Vec::new(),
             failed: false,
             figures: Figures::default(),
@@ -172,6 +170,68 @@ impl Executor {
     /// Times from now on are relative to `t0_ns` (taken right after the phase barrier).
     pub fn start(&mut self, t0_ns: u64) {
         self.t0_ns = t0_ns;
+        self.requests_at_start = self.target.counters().snapshot();
+    }
+
+    /// Requests this executor's phase issued, by kind, with throttled and retried counts.
+    pub fn requests(&self) -> Snapshot {
+        self.target.counters().snapshot().since(&self.requests_at_start)
+    }
+
+    /// The next open of `key` for writing will be followed by `writes` writes of `part_bytes`.
+    pub fn expect(&mut self, key: &str, writes: u64, part_bytes: u64) {
+        self.expected.insert(key.to_string(), WriteHint { writes, part_bytes });
+    }
+
+    /// Start a shared upload of `key` (timed as an open); its id goes to the other ranks.
+    pub fn begin_shared(&mut self, key: &str, part_bytes: u64) -> Result<String, String> {
+        let start = now_ns();
+        let outcome = self.target.begin_shared(key);
+        self.figures.open.add(self.since_t0(start), self.since_t0(now_ns()));
+        let id = outcome.map_err(|e| self.fail(format!("start shared upload {key}: {e}")))?;
+        self.join_shared(key, &id, part_bytes);
+        Ok(id)
+    }
+
+    /// Add parts to the shared upload `id` of `key` from this rank.
+    pub fn join_shared(&mut self, key: &str, id: &str, part_bytes: u64) {
+        let upload = Upload { id: id.to_string(), part_bytes: part_bytes.max(1), receipts: Default::default() };
+        let handle = Handle::Multipart { key: key.to_string(), upload: Arc::new(upload), shared: true };
+        self.handles.insert(key.to_string(), Arc::new(handle));
+    }
+
+    /// The receipts of the parts this rank put into the shared upload of `key`.
+    pub fn take_receipts(&mut self, key: &str) -> Vec<Receipt> {
+        self.receipts.remove(key).unwrap_or_default()
+    }
+
+    /// Complete a shared upload from every rank's receipts (timed as a close).
+    pub fn finish_shared(&mut self, key: &str, id: &str, receipts: Vec<Receipt>) -> Result<(), String> {
+        let start = now_ns();
+        let outcome = self.target.finish_shared(key, id, receipts);
+        self.figures.close.add(self.since_t0(start), self.since_t0(now_ns()));
+        outcome.map_err(|e| self.fail(format!("complete shared upload {key}: {e}")))
+    }
+
+    /// Abort a shared upload after a failure anywhere (untimed; the phase has failed).
+    pub fn abort_shared(&mut self, key: &str, id: &str) -> Result<(), String> {
+        self.handles.remove(key);
+        self.target.abort_shared(key, id).map_err(|e| format!("abort shared upload {key}: {e}"))
+    }
+
+    fn fail(&mut self, message: String) -> String {
+        self.figures.error(message.clone());
+        self.failed = true;
+        message
+    }
+
+    /// Give up every open handle after a failure: uploads this rank owns are aborted.
+    fn abandon_all(&mut self) {
+        for (_, handle) in self.handles.drain() {
+            if let Ok(handle) = Arc::try_unwrap(handle) {
+                self.target.abandon(handle);
+            }
+        }
     }
 
     fn since_t0(&self, t: u64) -> u64 {
@@ -197,7 +257,7 @@ impl Executor {
             }
         }
         if self.failed {
-            self.handles.clear();
+            self.abandon_all();
         }
     }
 
@@ -205,9 +265,11 @@ impl Executor {
         let key = &plan.keys[row.key as usize];
         let start = now_ns();
         let outcome = match row.op {
+            Op::OpenWrite if self.handles.contains_key(key) => Ok(()), // joined a shared upload
             Op::OpenWrite | Op::OpenRead => {
                 let mode = if row.op == Op::OpenWrite { Mode::Write } else { Mode::Read };
-                self.target.open(key, mode).map(|h| {
+                let hint = self.expected.remove(key).unwrap_or_else(|| write_hint(plan, row.key));
+                self.target.open(key, mode, hint).map(|h| {
                     self.handles.insert(key.clone(), Arc::new(h));
                 })
             }
@@ -217,6 +279,11 @@ impl Executor {
             },
             Op::Close => match self.handles.remove(key) {
                 Some(h) => match Arc::try_unwrap(h) {
+                    Ok(Handle::Multipart { upload, shared: true, .. }) => {
+                        let mine = std::mem::take(&mut *upload.receipts.lock().unwrap());
+                        self.receipts.entry(key.clone()).or_default().extend(mine);
+                        Ok(())
+                    }
                     Ok(h) => self.target.close(h),
                     Err(_) => Err(std::io::Error::other("handle still in use")),
                 },
@@ -225,11 +292,6 @@ impl Executor {
             Op::Write | Op::Read => unreachable!("transfers are batched"),
         };
         let end = now_ns();
-        self.figures.count(match row.op {
-            Op::OpenWrite | Op::OpenRead => "open",
-            Op::Sync => "fsync",
-            _ => "close",
-        });
         let (s, e) = (self.since_t0(start), self.since_t0(end));
         match row.op {
             Op::OpenWrite | Op::OpenRead => self.figures.open.add(s, e),
@@ -332,6 +394,14 @@ enum Slot<'a> {
     Missing,
 }
 
+/// How many writes of which length the plan makes to key `key` (object stores choose between
+/// one PUT and a multipart upload from it).
+fn write_hint(plan: &Plan, key: u32) -> WriteHint {
+    let mut writes = plan.rows.iter().filter(|r| r.op == Op::Write && r.key == key);
+    let part_bytes = writes.next().map_or(0, |r| r.length);
+    WriteHint { writes: u64::from(part_bytes > 0) + writes.count() as u64, part_bytes }
+}
+
 fn not_open(key: &str) -> std::io::Error {
     std::io::Error::other(format!("{key} is not open"))
 }
@@ -397,7 +467,6 @@ fn worker(
             _ => Err(Failure::Io(std::io::Error::other("plan row does not match its data"))),
         };
         let end = now_ns();
-        figures.count(if row.op == Op::Write { "write" } else { "read" });
         figures.transfer.add(start.saturating_sub(s.t0_ns), end.saturating_sub(s.t0_ns));
         match result {
             Ok(latency_ns) => {

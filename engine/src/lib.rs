@@ -7,12 +7,14 @@ pub mod exec;
 pub mod histogram;
 pub mod payload;
 pub mod plan;
+pub mod requests;
 pub mod target;
 pub mod timeline;
 
 use numpy::{PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 #[pyfunction]
@@ -35,10 +37,12 @@ struct PyTarget {
 
 #[pymethods]
 impl PyTarget {
+    /// `options`: object_store configuration keys (and hpcio's retry settings); `in_flight`
+    /// sizes an object target's I/O runtime.
     #[new]
-    #[pyo3(signature = (url, *, direct = false))]
-    fn new(url: &str, direct: bool) -> PyResult<Self> {
-        let options = target::OpenOptions { direct };
+    #[pyo3(signature = (url, *, direct = false, in_flight = 1, options = BTreeMap::new()))]
+    fn new(url: &str, direct: bool, in_flight: usize, options: BTreeMap<String, String>) -> PyResult<Self> {
+        let options = target::OpenOptions { direct, in_flight, store: options };
         let inner = target::open_target(url, &options).map_err(error::invalid)?;
         Ok(Self { inner, url: url.to_string(), direct })
     }
@@ -51,6 +55,23 @@ impl PyTarget {
     fn probe(&self, py: Python<'_>, write: bool) -> PyResult<()> {
         py.detach(|| self.inner.probe(write))
             .map_err(|e| error::target_error("cannot use", &self.url, &e))
+    }
+
+    /// Multipart limits in bytes and counts (0: none).
+    fn limits<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let l = self.inner.limits();
+        let d = PyDict::new(py);
+        d.set_item("min_part_bytes", l.min_part_bytes)?;
+        d.set_item("max_part_bytes", l.max_part_bytes)?;
+        d.set_item("max_parts", l.max_parts)?;
+        d.set_item("max_object_bytes", l.max_object_bytes)?;
+        d.set_item("multipart", self.inner.caps().multipart)?;
+        Ok(d)
+    }
+
+    /// Keys directly under the target's prefix that start with `start`.
+    fn list(&self, py: Python<'_>, start: &str) -> PyResult<Vec<String>> {
+        py.detach(|| self.inner.list(start)).map_err(|e| error::target_error("cannot list", &self.url, &e))
     }
 
     fn remove(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<usize> {
@@ -96,6 +117,38 @@ impl PyExecutor {
     /// Set the phase's t0 (ns, from clock_ns() right after the barrier).
     fn start(&mut self, t0_ns: u64) {
         self.inner.start(t0_ns);
+    }
+
+    /// The next open of `key` for writing is followed by `writes` writes of `part_bytes`.
+    fn expect(&mut self, key: &str, writes: u64, part_bytes: u64) {
+        self.inner.expect(key, writes, part_bytes);
+    }
+
+    /// Start a shared upload (timed as an open); None if it failed (see figures()).
+    fn begin_shared(&mut self, py: Python<'_>, key: &str, part_bytes: u64) -> Option<String> {
+        let inner = &mut self.inner;
+        py.detach(move || inner.begin_shared(key, part_bytes)).ok()
+    }
+
+    fn join_shared(&mut self, key: &str, id: &str, part_bytes: u64) {
+        self.inner.join_shared(key, id, part_bytes);
+    }
+
+    /// (part index, receipt) of every part this rank put into the shared upload of `key`.
+    fn take_receipts(&mut self, key: &str) -> Vec<(u32, String)> {
+        self.inner.take_receipts(key)
+    }
+
+    /// Complete a shared upload (timed as a close); False if it failed (see figures()).
+    fn finish_shared(&mut self, py: Python<'_>, key: &str, id: &str, receipts: Vec<(u32, String)>) -> bool {
+        let inner = &mut self.inner;
+        py.detach(move || inner.finish_shared(key, id, receipts)).is_ok()
+    }
+
+    /// Abort a shared upload; the error text if that failed too.
+    fn abort_shared(&mut self, py: Python<'_>, key: &str, id: &str) -> Option<String> {
+        let inner = &mut self.inner;
+        py.detach(move || inner.abort_shared(key, id)).err()
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -148,11 +201,14 @@ impl PyExecutor {
         d.set_item("latency_hdr", PyBytes::new(py, &histogram::encode(&f.latency)))?;
         d.set_item("timeline_width_ns", f.timeline.width_ns)?;
         d.set_item("timeline_bytes", f.timeline.buckets.clone())?;
+        let delta = self.inner.requests();
         let requests = PyDict::new(py);
-        for (kind, n) in &f.requests {
-            requests.set_item(*kind, *n)?;
+        for (kind, n) in delta.named() {
+            requests.set_item(kind, n)?;
         }
         d.set_item("requests", requests)?;
+        d.set_item("throttled", delta.throttled)?;
+        d.set_item("retried", delta.retried)?;
         Ok(d)
     }
 }

@@ -17,8 +17,9 @@ COMMANDS = {
     "run": "hpcio.commands.run",
     "sweep": "hpcio.commands.sweep",
     "report": "hpcio.commands.report",
-    "compare": "hpcio.commands.compare",
     "suite": "hpcio.commands.suite",
+    "clean": "hpcio.commands.clean",
+    "compare": "hpcio.commands.compare",
 }
 
 

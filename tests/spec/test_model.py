@@ -158,4 +158,6 @@ def test_target_rejects_relative_paths(url):
 def test_target_rejects_unknown_schemes(url):
     with pytest.raises(SpecError) as caught:
         TargetSpec.from_url(url)
-    assert str(caught.value) == f"target '{url}': unknown scheme; supported: file://"
+    assert str(caught.value) == (
+        f"target '{url}': unknown scheme; supported: file://, s3://, az://, gs://, memory://"
+    )

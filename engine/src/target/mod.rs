@@ -1,15 +1,28 @@
 //! Where bytes go: the Target contract and the URL scheme table.
 
+pub mod http;
+pub mod object;
 pub mod posix;
 
+use crate::requests::Counters;
+use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Write,
     Read,
+}
+
+/// What the executor knows about a file or object it opens for writing, from the plan.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteHint {
+    /// How many writes this rank will make to it (1: an object goes up in one PUT).
+    pub writes: u64,
+    /// Length of each write but perhaps the last: the part size of a multipart upload.
+    pub part_bytes: u64,
 }
 
 /// What a target can do, so planners refuse what it cannot before any byte moves.
@@ -19,40 +32,91 @@ pub struct Caps {
     pub range_read: bool,
     pub sync: bool,
     pub direct_io: bool,
+    pub multipart: bool,
 }
 
-/// An open file (later also: an object upload in progress).
+/// A store's multipart limits (0: none), checked by the planner before the first byte.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Limits {
+    pub min_part_bytes: u64,
+    pub max_part_bytes: u64,
+    pub max_parts: u64,
+    pub max_object_bytes: u64,
+}
+
+/// One part of a shared object: its global index and the store's receipt for it.
+pub type Receipt = (u32, String);
+
+/// A multipart upload or staged block list, possibly shared by several ranks.
+#[derive(Debug)]
+pub struct Upload {
+    pub id: String,
+    pub part_bytes: u64,
+    pub receipts: Mutex<Vec<Receipt>>,
+}
+
+/// An open file, or an object being written or read.
 #[derive(Debug)]
 pub enum Handle {
     File(std::fs::File),
+    /// An object written in one PUT, by a single write.
+    Put { key: String },
+    /// An object written in parts; `shared` when another rank completes it.
+    Multipart { key: String, upload: Arc<Upload>, shared: bool },
+    /// An object being read.
+    Get { key: String },
 }
 
 pub trait Target: Send + Sync + Debug {
     fn kind(&self) -> &'static str;
     fn caps(&self) -> Caps;
-    fn open(&self, key: &str, mode: Mode) -> io::Result<Handle>;
-    /// Write all of `data` at `offset`.
+    fn limits(&self) -> Limits;
+    fn counters(&self) -> &Counters;
+    fn open(&self, key: &str, mode: Mode, hint: WriteHint) -> io::Result<Handle>;
+    /// Write all of `data` at `offset` (an object part's index is offset / part size).
     fn write_at(&self, handle: &Handle, offset: u64, data: &[u8]) -> io::Result<()>;
     /// Fill all of `buf` from `offset`; a short read is an error.
     fn read_at(&self, handle: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<()>;
     fn sync(&self, handle: &Handle) -> io::Result<()>;
+    /// Close a file, or complete an upload this rank owns.
     fn close(&self, handle: Handle) -> io::Result<()>;
+    /// Give up a handle after a failure: an upload this rank owns is aborted, not completed.
+    fn abandon(&self, handle: Handle);
     /// Remove `key`; Ok(false) when it did not exist.
     fn remove(&self, key: &str) -> io::Result<bool>;
+    /// Keys under the target's prefix that start with `start` (for `hpcio clean`).
+    fn list(&self, start: &str) -> io::Result<Vec<String>>;
     /// Prove the target is usable the way a run will use it (exists, writable, direct I/O).
     fn probe(&self, write: bool) -> io::Result<()>;
+    /// N-1 on object stores: start an upload that several ranks add parts to.
+    fn begin_shared(&self, key: &str) -> io::Result<String>;
+    /// Complete a shared upload from every rank's receipts, in part order.
+    fn finish_shared(&self, key: &str, id: &str, receipts: Vec<Receipt>) -> io::Result<()>;
+    /// Abort a shared upload so no part or uncommitted block is left behind.
+    fn abort_shared(&self, key: &str, id: &str) -> io::Result<()>;
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
     pub direct: bool,
+    /// Requests in flight per rank: sizes the async runtime of object targets.
+    pub in_flight: usize,
+    /// Store configuration (object_store keys) and hpcio's retry settings.
+    pub store: BTreeMap<String, String>,
 }
 
 /// Scheme table: one entry per target kind.
 pub fn open_target(url: &str, options: &OpenOptions) -> Result<Arc<dyn Target>, String> {
     match url.split_once("://") {
         Some(("file", path)) => Ok(Arc::new(posix::PosixTarget::new(path, options.direct)?)),
+        Some((scheme @ ("s3" | "az" | "gs" | "memory"), rest)) => {
+            Ok(Arc::new(object::ObjectTarget::new(scheme, rest, options)?))
+        }
         Some((scheme, _)) => Err(format!("unsupported target scheme '{scheme}://' in {url}")),
         None => Err(format!("target must be a URL such as file:///scratch/run1, got '{url}'")),
     }
+}
+
+pub fn not_supported(kind: &str, operation: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, format!("{kind} targets do not support {operation}"))
 }

@@ -27,6 +27,28 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return _run(args, argv)
 
 
+def add_store_option_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--store-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="object store setting (object_store's keys, e.g. endpoint, region, allow_http; "
+        "max_retries, retry_timeout_s); repeatable. Never printed or recorded",
+    )
+
+
+def store_options(pairs: Sequence[str]) -> dict[str, str]:
+    """--store-option key=value pairs as a dict; later ones win."""
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SpecError(f"--store-option takes KEY=VALUE, got '{pair.split('=')[0]}...'")
+        options[key.strip()] = value
+    return options
+
+
 def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
     if sweep:
         p.add_argument(
@@ -36,9 +58,22 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
     else:
         p.add_argument("--pattern", required=True, help=", ".join(PATTERNS))
         p.add_argument("--size-per-rank", required=True, help="bytes each rank writes (256MiB)")
-    p.add_argument("--target", required=True, help="where data goes: file:///scratch/hpcio")
+    p.add_argument(
+        "--target",
+        required=True,
+        help="where data goes: file:///scratch/hpcio, s3://bucket/prefix, az://container/prefix, "
+        "gs://bucket/prefix, memory://",
+    )
+    add_store_option_argument(p)
     p.add_argument("-n", "--ranks", type=int, help="MPI ranks; starts mpiexec when needed")
-    p.add_argument("--transfer", default="1MiB", help="bytes per I/O call (default 1MiB)")
+    p.add_argument(
+        "--transfer",
+        "--part-size",
+        dest="transfer",
+        default="1MiB",
+        help="bytes per I/O call: one pwrite/pread, one part or block, one ranged GET "
+        "(default 1MiB; --part-size is the same option)",
+    )
     p.add_argument("-i", "--iterations", type=int, default=1, help="repetitions (default 1)")
     p.add_argument(
         "--segments", type=int, default=1, help="interleave each rank's data in S segments (IOR -s)"
@@ -64,7 +99,14 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
         help="sfmr: every rank reads the whole file (all) or its region (own)",
     )
     p.add_argument("--gather-chunk", default="64MiB", help="sfsw: bytes per gather message")
-    p.add_argument("--in-flight", type=int, default=1, help="transfers in flight per rank")
+    p.add_argument(
+        "--in-flight",
+        "--concurrency",
+        dest="in_flight",
+        type=int,
+        default=1,
+        help="transfers (parts, GETs) in flight per rank (--concurrency is the same option)",
+    )
     p.add_argument("--seed", type=int, default=1, help="payload seed")
     p.add_argument("-o", "--output", help="append result documents (JSON Lines) to this file")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
@@ -73,7 +115,7 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
 def _spec(args: argparse.Namespace, pattern: str, size: int, ranks: int) -> RunSpec:
     return RunSpec(
         pattern=pattern,
-        target=TargetSpec.from_url(args.target),
+        target=TargetSpec.from_url(args.target, **store_options(args.store_option)),
         ranks=ranks,
         size_per_rank_bytes=size,
         transfer_bytes=parse_size(args.transfer),

@@ -44,6 +44,13 @@ def summary(doc: ResultDocument) -> str:
             f"  {phase:<5}  {bw.mean:>16.2f} {bw.min:>10.2f} {bw.max:>10.2f} "
             f"{s.seconds.mean:>15.4f} {s.latency.p50_s * 1e3:>13.3f} {s.latency.p99_s * 1e3:>12.3f}"
         )
+    pushed_back = [
+        f"{phase}: {s.throttled} throttled, {s.retried} retried"
+        for phase, s in doc.summary.items()
+        if s.throttled or s.retried
+    ]
+    if pushed_back:
+        lines.append("  the store pushed back: " + "; ".join(pushed_back))
     lines.append("  cache: " + "; ".join(doc.cache.notes))
     return "\n".join(lines)
 

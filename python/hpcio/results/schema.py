@@ -67,6 +67,10 @@ class PhaseFigures:
     #: stores: "put", "get", "upload_part", ...), as a provider would bill them.
     requests: dict[str, int]
     per_rank: tuple[RankTimes, ...]
+    #: Responses 429/503 (the store throttled) and other retryable failures (5xx, connection
+    #: errors, timeouts), all ranks; each was retried, up to the retry limits.
+    throttled: int = 0
+    retried: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,8 @@ class PhaseSummary:
     close_seconds: Stats
     latency: LatencyPercentiles
     errors: int
+    throttled: int = 0
+    retried: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +142,12 @@ class ResultDocument:
 
 def _build(cls: Any, value: Any) -> Any:
     """Rebuild nested frozen dataclasses from the plain JSON a document was written as."""
-    hints = {f.name: f.type for f in dataclasses.fields(cls)}
+    fields = dataclasses.fields(cls)
     kwargs = {}
-    for name, hint in hints.items():
+    for field in fields:
+        name, hint = field.name, field.type
+        if name not in value and field.default is not dataclasses.MISSING:
+            continue  # written before the field existed: keep its default
         item = value[name]
         nested = _NESTED.get((cls.__name__, name))
         if nested is None:

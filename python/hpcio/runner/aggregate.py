@@ -63,6 +63,8 @@ class RankFigures:
     timeline_width_ns: int
     timeline_bytes: tuple[int, ...]
     requests: dict[str, int] = field(default_factory=dict)
+    throttled: int = 0
+    retried: int = 0
 
     @classmethod
     def from_engine(
@@ -96,6 +98,8 @@ class RankFigures:
             timeline_width_ns=figures["timeline_width_ns"],
             timeline_bytes=tuple(figures["timeline_bytes"]),
             requests=dict(figures.get("requests", {})),
+            throttled=figures.get("throttled", 0),
+            retried=figures.get("retried", 0),
         )
 
     @property
@@ -182,6 +186,8 @@ def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> P
         latency=latency_percentiles(merged),
         latency_hdr_b64=base64.b64encode(merged).decode("ascii"),
         requests=dict(sum((Counter(r.requests) for r in ranks), Counter())),
+        throttled=sum(r.throttled for r in ranks),
+        retried=sum(r.retried for r in ranks),
         per_rank=tuple(
             RankTimes(
                 rank=r.rank,
@@ -229,5 +235,7 @@ def summarize(figures: Sequence[PhaseFigures]) -> dict[str, PhaseSummary]:
             close_seconds=stats([f.close_time_s for f in mine]),
             latency=latency_percentiles(merged),
             errors=sum(f.errors for f in mine),
+            throttled=sum(f.throttled for f in mine),
+            retried=sum(f.retried for f in mine),
         )
     return summary

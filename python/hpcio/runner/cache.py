@@ -40,6 +40,8 @@ def cache_record(run: RunSpec, nodes: int, ram_bytes: int, reads: bool) -> Cache
     # another node's data miss it; sfsw and whole-file sfmr read data this node wrote.
     local_data = not (run.reorder and nodes > 1) or run.pattern == "sfsw" or reads_whole_file
     may_hit = reads and not run.direct and local_data and (ram_bytes == 0 or per_node < ram_bytes)
+    if run.target.is_object_store:
+        return _object_store_record(run, data_set, ram_bytes)
     notes = []
     if run.direct:
         notes.append("O_DIRECT: the page cache was bypassed for writes and reads")
@@ -66,4 +68,28 @@ def cache_record(run: RunSpec, nodes: int, ram_bytes: int, reads: bool) -> Cache
         node_ram_bytes=ram_bytes,
         reads_may_hit_page_cache=may_hit,
         notes=tuple(notes),
+    )
+
+
+def _object_store_record(run: RunSpec, data_set: int, ram_bytes: int) -> CacheRecord:
+    if run.target.kind == "memory":
+        notes = (
+            "memory:// keeps objects in this process: the figures measure hpcio's own "
+            "overhead, with no storage or network behind it",
+        )
+    else:
+        notes = (
+            "object store: no client-side cache; every read is a GET from the store, "
+            "every write a PUT or part, durable when it (or the upload) completes",
+        )
+    return CacheRecord(
+        direct_io=False,
+        fsync_in_write_phase=False,
+        caches_dropped=False,
+        read_back_from="another rank's objects" if run.reorder else "the rank's own data",
+        data_set_bytes=data_set,
+        data_per_node_bytes=data_set,
+        node_ram_bytes=ram_bytes,
+        reads_may_hit_page_cache=False,
+        notes=notes,
     )

@@ -1,4 +1,5 @@
-"""Collective data movement that one rank's plan cannot express: collect-and-write (sfsw).
+"""Collective steps that one rank's plan cannot express: collect-and-write (sfsw) and the
+shared object of N-1 writes on object stores.
 
 Writing, every rank's data travels to the collector in chunks of at most --gather-chunk; the
 collector receives the next chunk while it writes the current one, so it holds two chunks,
@@ -59,8 +60,10 @@ def _collector(
     t0_ns: int,
 ) -> Contribution:
     first_control = 1  # the plan is [open, (sync), close]: chunks go between them
-    _feed(executor, plan.rows(0, first_control))
     pieces = [(writer, *piece) for writer in range(run.ranks) for piece in chunks(run, writer)]
+    # An object store picks one PUT or a multipart upload at the open: tell it what follows.
+    executor.expect(SFSW_KEY, run.file_bytes // run.transfer_bytes, run.transfer_bytes)
+    _feed(executor, plan.rows(0, first_control))
     largest = max(length for _, _, length in pieces)
     buffers = (np.empty(largest, np.uint8), np.empty(largest, np.uint8))
     mine = Contribution()
@@ -148,3 +151,28 @@ def _contributor(
             mine.check(run, buffer[:length], who.read_source(run.reorder), offset)
     mine.end_ns = _engine.clock_ns() - t0_ns
     return mine
+
+
+def shared_object(world: Comm, executor: _engine.Executor, run: RunSpec, plan: Plan) -> None:
+    """N-1 on an object store: rank 0 starts one multipart upload (S3, GCS) or block list
+    (Azure), every rank puts its parts under global part numbers (offset / part size), rank 0
+    gathers the receipts and completes. Any failure on any rank aborts the upload instead, so
+    no incomplete upload or uncommitted block is left behind."""
+    key = plan.keys[0]
+    upload_id = executor.begin_shared(key, run.transfer_bytes) if world.rank == 0 else None
+    upload_id = world.bcast(upload_id)
+    if upload_id is None:
+        return  # rank 0 could not start the upload; its figures hold the error
+    if world.rank != 0:
+        executor.join_shared(key, upload_id, run.transfer_bytes)
+    completed = False
+    try:
+        _feed(executor, plan)
+        failed_here = executor.figures()["errors"] > 0
+        everyone = world.gather((executor.take_receipts(key), failed_here))
+        if everyone is not None and not any(failed for _, failed in everyone):
+            receipts = [r for mine, _ in everyone for r in mine]
+            completed = executor.finish_shared(key, upload_id, receipts)
+    finally:
+        if world.rank == 0 and not completed:
+            executor.abort_shared(key, upload_id)

@@ -10,6 +10,11 @@ from hpcio.spec.model import RunSpec
 from hpcio.workloads._base import Phase, RankInfo, Sharing, Workload
 
 
+def shared_upload(run: RunSpec, workload: Workload, phase: Phase) -> bool:
+    """N-1 writes to an object store: parts of one upload that rank 0 creates and completes."""
+    return phase is Phase.WRITE and workload.sharing is Sharing.RANGE and run.target.is_object_store
+
+
 def run_phase(
     world: Comm,
     target: _engine.Target,
@@ -39,6 +44,9 @@ def run_phase(
     if collect:
         extra = choreography.collect(world, executor, run, phase, who, plan, t0_ns)
         return RankFigures.from_engine(who, executor.figures(), extra)
+    if shared_upload(run, workload, phase):
+        choreography.shared_object(world, executor, run, plan)
+        return RankFigures.from_engine(who, executor.figures())
     executor.run(
         plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys)
     )

@@ -7,12 +7,13 @@ import datetime
 from collections.abc import Callable
 
 from hpcio import __version__, _engine
-from hpcio.errors import RunFailedError, TargetError
+from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
 from hpcio.runner.aggregate import phase_figures, summarize
 from hpcio.runner.cache import cache_record, node_ram_bytes
 from hpcio.runner.phase import run_phase
 from hpcio.runner.world import Comm, topology
+from hpcio.spec.limits import check_limits
 from hpcio.spec.model import RunSpec
 from hpcio.workloads import patterns
 from hpcio.workloads._base import Phase, RankInfo, Workload
@@ -21,32 +22,51 @@ Progress = Callable[[PhaseFigures], None]
 
 
 def open_target(run: RunSpec) -> _engine.Target:
-    return _engine.Target(run.target.url, direct=run.direct)
+    """This rank's engine handle on the run's target. Store options and credentials go to the
+    engine only; they are never printed or recorded."""
+    try:
+        return _engine.Target(
+            run.target.url,
+            direct=run.direct,
+            in_flight=run.in_flight,
+            options=dict(run.target.options),
+        )
+    except ValueError as e:
+        raise TargetError(f"target {run.target.url}: {e}") from None
+
+
+_REASONS = {
+    2: "does not exist",
+    20: "is not a directory",
+    13: "is not writable (permission denied)",
+    30: "is on a read-only file system",
+    1: "is not writable",
+}
 
 
 def probe_target(run: RunSpec) -> None:
-    """Fail before any rank moves a byte if the target cannot be used the way `run` will.
+    """Fail before any rank moves a byte if the target cannot be used the way `run` will, or
+    if the run would break one of the store's limits.
 
     Raises:
-        TargetError: missing, not a directory, read-only, or O_DIRECT refused.
+        TargetError: missing, not a directory, read-only, O_DIRECT refused; for object stores
+            an unknown bucket, rejected credentials or an unreachable endpoint.
+        SpecError: a part size or object size the store would reject.
     """
     target = open_target(run)
+    if run.target.is_object_store:
+        check_limits(run, target.limits())
     try:
         target.probe(write=True)
     except OSError as e:
-        reason = {
-            2: "does not exist",
-            20: "is not a directory",
-            13: "is not writable (permission denied)",
-            30: "is on a read-only file system",
-            1: "is not writable",
-        }
+        if run.target.is_object_store:
+            raise TargetError(f"target {run.target.url}: {e.strerror or e}") from None
         if run.direct and e.errno == 22:
             raise TargetError(
                 f"target {run.target.url}: its file system refuses O_DIRECT "
                 "(--direct); run without --direct"
             ) from None
-        what = reason.get(e.errno or 0, f"cannot be used: {e.strerror or e}")
+        what = _REASONS.get(e.errno or 0, f"cannot be used: {e.strerror or e}")
         raise TargetError(f"target {run.target.url} {what}") from None
 
 
@@ -58,15 +78,15 @@ def execute(world: Comm, run: RunSpec, progress: Progress | None = None) -> Resu
         RunFailedError: an operation failed or verification found wrong data (every rank alike).
     """
     started = _utc_now()
-    problem = None
+    problem: HpcioError | None = None
     if world.rank == 0:
         try:
             probe_target(run)
-        except TargetError as e:
-            problem = str(e)
+        except HpcioError as e:
+            problem = e
     problem = world.bcast(problem)
-    if problem:
-        raise TargetError(problem)
+    if problem is not None:
+        raise problem
 
     topo = topology(world)
     who = RankInfo(

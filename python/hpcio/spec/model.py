@@ -86,6 +86,8 @@ class RunSpec:
                 f"{what} ({format_bytes(self.block_bytes)}) is not a multiple of the transfer "
                 f"({format_bytes(self.transfer_bytes)})"
             )
+        if self.target.is_object_store:
+            self._validate_object_store()
         if self.direct and self.transfer_bytes % DIRECT_ALIGN:
             raise SpecError(
                 f"--direct needs a transfer that is a multiple of {format_bytes(DIRECT_ALIGN)}, "
@@ -106,6 +108,14 @@ class RunSpec:
         if self.read_scope not in ("all", "own"):
             raise SpecError(f"--read-scope must be 'all' or 'own', got '{self.read_scope}'")
         return self
+
+    def _validate_object_store(self) -> None:
+        if self.direct:
+            raise SpecError(
+                f"--direct: {self.target.kind} targets have no page cache to bypass; drop --direct"
+            )
+        if self.target.kind == "memory" and self.ranks > 1:
+            raise SpecError("memory:// lives inside one process: use -n 1")
 
     def to_dict(self) -> dict[str, object]:
         """The spec as a result document records it (target redacted)."""

@@ -9,7 +9,8 @@ from urllib.parse import urlparse
 from hpcio.errors import SpecError
 
 #: URL scheme -> target kind, as the engine's scheme table names them.
-KINDS = {"file": "posix"}
+KINDS = {"file": "posix", "s3": "s3", "az": "azure", "gs": "gcs", "memory": "memory"}
+OBJECT_KINDS = ("s3", "azure", "gcs", "memory")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +32,27 @@ class TargetSpec:
         if parsed.scheme not in KINDS:
             known = ", ".join(f"{s}://" for s in KINDS)
             raise SpecError(f"target '{url}': unknown scheme; supported: {known}")
+        if "@" in parsed.netloc:
+            raise SpecError(
+                "target URL holds credentials: give them in the environment or --store-option"
+            )
         if parsed.scheme == "file":
             if parsed.netloc or not parsed.path.startswith("/"):
                 raise SpecError(f"target '{url}': use an absolute path, e.g. file:///scratch/hpcio")
             url = "file://" + parsed.path.rstrip("/") if parsed.path != "/" else "file:///"
+        elif parsed.scheme == "memory":
+            url = "memory://" + (parsed.netloc + parsed.path).strip("/")
+        elif not parsed.netloc:
+            raise SpecError(
+                f"target '{url}': name the bucket or container, e.g. s3://bucket/prefix"
+            )
+        else:
+            url = f"{parsed.scheme}://{parsed.netloc}/{parsed.path.strip('/')}".rstrip("/")
         return cls(url=url, kind=KINDS[parsed.scheme], options=dict(options))
+
+    @property
+    def is_object_store(self) -> bool:
+        return self.kind in OBJECT_KINDS
 
     @property
     def path(self) -> str:

@@ -1,0 +1,98 @@
+//! Storage requests by kind, counted by each target where it issues them: what a provider
+//! bills (PUT, GET, LIST, block staging, ...), and how often the store pushed back.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    Open,
+    Write,
+    Read,
+    Fsync,
+    Close,
+    Put,
+    Get,
+    Head,
+    List,
+    Delete,
+    CreateMultipart,
+    UploadPart,
+    CompleteMultipart,
+    AbortMultipart,
+    PutBlock,
+    PutBlockList,
+}
+
+pub const NAMES: [&str; 16] = [
+    "open",
+    "write",
+    "read",
+    "fsync",
+    "close",
+    "put",
+    "get",
+    "head",
+    "list",
+    "delete",
+    "create_multipart",
+    "upload_part",
+    "complete_multipart",
+    "abort_multipart",
+    "put_block",
+    "put_block_list",
+];
+
+/// Cumulative counts for one target; executors report the difference over their phase.
+#[derive(Debug, Default)]
+pub struct Counters {
+    by_kind: [AtomicU64; NAMES.len()],
+    /// HTTP responses 429 and 503: the store throttled us (each was retried or failed).
+    pub throttled: AtomicU64,
+    /// Other retryable failures: 5xx, connection errors, timeouts.
+    pub retried: AtomicU64,
+}
+
+/// A point-in-time copy of `Counters`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Snapshot {
+    pub by_kind: [u64; NAMES.len()],
+    pub throttled: u64,
+    pub retried: u64,
+}
+
+impl Counters {
+    pub fn add(&self, kind: Kind) {
+        self.by_kind[kind as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let mut by_kind = [0u64; NAMES.len()];
+        for (out, counter) in by_kind.iter_mut().zip(&self.by_kind) {
+            *out = counter.load(Ordering::Relaxed);
+        }
+        Snapshot {
+            by_kind,
+            throttled: self.throttled.load(Ordering::Relaxed),
+            retried: self.retried.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Snapshot {
+    pub fn since(&self, earlier: &Snapshot) -> Snapshot {
+        let mut by_kind = [0u64; NAMES.len()];
+        for (i, out) in by_kind.iter_mut().enumerate() {
+            *out = self.by_kind[i] - earlier.by_kind[i];
+        }
+        Snapshot {
+            by_kind,
+            throttled: self.throttled - earlier.throttled,
+            retried: self.retried - earlier.retried,
+        }
+    }
+
+    /// Non-zero kinds with their names.
+    pub fn named(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        NAMES.iter().zip(self.by_kind).filter(|(_, n)| *n > 0).map(|(k, n)| (*k, n))
+    }
+}

@@ -1,0 +1,50 @@
+//! An HTTP connector that counts what the store did to us: throttling (429, 503) and other
+//! retryable failures (5xx, connection errors, timeouts). object_store retries these itself;
+//! counting them here lets each phase say whether the store limited the run.
+
+use async_trait::async_trait;
+use object_store::client::{
+    HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
+};
+use object_store::ClientOptions;
+use crate::requests::Counters;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+#[derive(Debug)]
+pub struct CountingConnector {
+    pub counters: Arc<Counters>,
+}
+
+impl HttpConnector for CountingConnector {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        let inner = ReqwestConnector::default().connect(options)?;
+        Ok(HttpClient::new(CountingService { inner, counters: self.counters.clone() }))
+    }
+}
+
+#[derive(Debug)]
+struct CountingService {
+    inner: HttpClient,
+    counters: Arc<Counters>,
+}
+
+#[async_trait]
+impl HttpService for CountingService {
+    async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let response = self.inner.execute(req).await;
+        match &response {
+            Ok(r) if matches!(r.status().as_u16(), 429 | 503) => {
+                self.counters.throttled.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(r) if r.status().is_server_error() => {
+                self.counters.retried.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(_) => {}
+            Err(_) => {
+                self.counters.retried.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        response
+    }
+}

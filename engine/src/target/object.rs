@@ -1,0 +1,336 @@
+//! Object stores through the object_store crate: S3 (and compatibles), Azure Blob, GCS and
+//! an in-process memory store. N-1 writes use the stateless, ID-based multipart API, so any
+//! rank can add parts to an upload another rank created and rank 0 completes it.
+
+use super::http::CountingConnector;
+use super::{Caps, Handle, Limits, Mode, OpenOptions, Receipt, Target, Upload, WriteHint};
+use crate::requests::{Counters, Kind};
+use bytes::Bytes;
+use futures::StreamExt;
+use object_store::aws::AmazonS3Builder;
+use object_store::azure::MicrosoftAzureBuilder;
+use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::memory::InMemory;
+use object_store::multipart::{MultipartStore, PartId};
+use object_store::path::Path;
+use object_store::{BackoffConfig, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+const TIB: u64 = 1 << 40;
+
+/// hpcio's own settings among --store-option keys; the rest go to object_store.
+const RETRY_KEYS: [&str; 4] = ["max_retries", "retry_timeout_s", "backoff_initial_ms", "backoff_max_s"];
+
+pub struct ObjectTarget {
+    kind: &'static str,
+    base: String,
+    prefix: String,
+    store: Arc<dyn ObjectStore>,
+    parts: Arc<dyn MultipartStore>,
+    runtime: tokio::runtime::Runtime,
+    counters: Arc<Counters>,
+}
+
+impl std::fmt::Debug for ObjectTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ObjectTarget({}/{})", self.base, self.prefix)
+    }
+}
+
+fn retry_config(options: &BTreeMap<String, String>) -> Result<RetryConfig, String> {
+    let number = |key: &str, default: f64| -> Result<f64, String> {
+        options.get(key).map_or(Ok(default), |v| {
+            v.parse::<f64>().ok().filter(|x| *x >= 0.0).ok_or(format!("--store-option {key}={v}: not a number >= 0"))
+        })
+    };
+    Ok(RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_secs_f64(number("backoff_initial_ms", 100.0)? / 1e3),
+            max_backoff: Duration::from_secs_f64(number("backoff_max_s", 15.0)?),
+            base: 2.0,
+        },
+        max_retries: number("max_retries", 10.0)? as usize,
+        retry_timeout: Duration::from_secs_f64(number("retry_timeout_s", 180.0)?),
+    })
+}
+
+fn config<K: std::str::FromStr>(scheme: &str, key: &str) -> Result<K, String> {
+    key.parse::<K>().map_err(|_| format!("unknown {scheme}:// store option '{key}'"))
+}
+
+impl ObjectTarget {
+    pub fn new(scheme: &str, rest: &str, options: &OpenOptions) -> Result<Self, String> {
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        let counters = Arc::new(Counters::default());
+        let retry = retry_config(&options.store)?;
+        let store_options = options.store.iter().filter(|(k, _)| !RETRY_KEYS.contains(&k.as_str()));
+        let connector = || CountingConnector { counters: counters.clone() };
+        let fail = |e: object_store::Error| format!("cannot configure {scheme}://{bucket}: {e}");
+        let (kind, store, parts): (&'static str, Arc<dyn ObjectStore>, Arc<dyn MultipartStore>) =
+            match scheme {
+                "s3" => {
+                    let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
+                    for (k, v) in store_options {
+                        b = b.with_config(config(scheme, k)?, v);
+                    }
+                    let s = Arc::new(b.with_retry(retry).with_http_connector(connector()).build().map_err(fail)?);
+                    ("s3", s.clone(), s)
+                }
+                "az" => {
+                    let mut b = MicrosoftAzureBuilder::from_env().with_container_name(bucket);
+                    for (k, v) in store_options {
+                        b = b.with_config(config(scheme, k)?, v);
+                    }
+                    let s = Arc::new(b.with_retry(retry).with_http_connector(connector()).build().map_err(fail)?);
+                    ("azure", s.clone(), s)
+                }
+                "gs" => {
+                    let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
+                    for (k, v) in store_options {
+                        b = b.with_config(config(scheme, k)?, v);
+                    }
+                    let s = Arc::new(b.with_retry(retry).with_http_connector(connector()).build().map_err(fail)?);
+                    ("gcs", s.clone(), s)
+                }
+                _ => {
+                    let s = Arc::new(InMemory::new());
+                    ("memory", s.clone(), s)
+                }
+            };
+        // Few threads: many ranks share a node, and requests in flight, not cores, set the need.
+        let threads = options.in_flight.div_ceil(4).clamp(1, 4);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name("hpcio-io")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the I/O runtime: {e}"))?;
+        let (base, prefix) = if kind == "memory" {
+            ("memory://".to_string(), rest.trim_matches('/').to_string())
+        } else {
+            (format!("{scheme}://{bucket}"), prefix.trim_matches('/').to_string())
+        };
+        Ok(Self { kind, base, prefix, store, parts, runtime, counters })
+    }
+
+    fn path(&self, key: &str) -> Path {
+        if self.prefix.is_empty() {
+            Path::from(key)
+        } else {
+            Path::from(format!("{}/{key}", self.prefix))
+        }
+    }
+
+    fn run<T>(&self, future: impl std::future::Future<Output = object_store::Result<T>>, what: &str, key: &str) -> io::Result<T> {
+        self.runtime.block_on(future).map_err(|e| describe(&e, what, &format!("{}/{}", self.base, self.path(key))))
+    }
+
+    fn count(&self, s3_like: Kind, azure: Kind) {
+        self.counters.add(if self.kind == "azure" { azure } else { s3_like });
+    }
+
+    fn abort(&self, key: &str, id: &str) -> io::Result<()> {
+        let path = self.path(key);
+        if self.kind == "azure" {
+            // Azure keeps uncommitted blocks for 7 days and has no call to drop them; committing
+            // an empty block list discards them, and deleting the empty blob leaves nothing.
+            self.counters.add(Kind::PutBlockList);
+            self.run(self.parts.complete_multipart(&path, &id.to_string(), Vec::new()), "abort", key)?;
+            self.counters.add(Kind::Delete);
+            return self.run(self.store.delete(&path), "abort", key);
+        }
+        self.counters.add(Kind::AbortMultipart);
+        self.run(self.parts.abort_multipart(&path, &id.to_string()), "abort upload of", key)
+    }
+
+    fn complete(&self, key: &str, id: &str, mut receipts: Vec<Receipt>) -> io::Result<()> {
+        receipts.sort_by_key(|(index, _)| *index);
+        let parts = receipts.into_iter().map(|(_, content_id)| PartId { content_id }).collect();
+        self.count(Kind::CompleteMultipart, Kind::PutBlockList);
+        self.run(self.parts.complete_multipart(&self.path(key), &id.to_string(), parts), "complete", key)
+            .map(|_| ())
+    }
+}
+
+/// One line a user can act on, from an object_store error.
+fn describe(e: &object_store::Error, what: &str, location: &str) -> io::Error {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    let has = |needle: &str| text.contains(needle);
+    let (kind, reason) = if has("NoSuchBucket") || has("ContainerNotFound") || has("bucket does not exist") {
+        (io::ErrorKind::NotFound, "the bucket or container does not exist".to_string())
+    } else if has("InvalidAccessKeyId") || has("SignatureDoesNotMatch") || has("AuthenticationFailed") || has("AuthorizationFailure") || has("401") {
+        (io::ErrorKind::PermissionDenied, "the credentials were rejected".to_string())
+    } else if has("AccessDenied") || has("403") || matches!(e, object_store::Error::PermissionDenied { .. }) {
+        (io::ErrorKind::PermissionDenied, "access denied".to_string())
+    } else if has("error trying to connect") || has("Connection refused") || has("dns error") || has("tcp connect") {
+        (io::ErrorKind::ConnectionRefused, "cannot connect to the endpoint".to_string())
+    } else if matches!(e, object_store::Error::NotFound { .. }) {
+        (io::ErrorKind::NotFound, "not found".to_string())
+    } else {
+        let first = text.lines().next().unwrap_or("").chars().take(300).collect::<String>();
+        (io::ErrorKind::Other, first)
+    };
+    io::Error::new(kind, format!("{what} {location}: {reason}"))
+}
+
+impl Target for ObjectTarget {
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    fn caps(&self) -> Caps {
+        Caps { range_write: false, range_read: true, sync: false, direct_io: false, multipart: true }
+    }
+
+    fn limits(&self) -> Limits {
+        match self.kind {
+            // S3 and GCS's XML multipart API: parts of 5 MiB to 5 GiB (the last may be smaller),
+            // at most 10,000 parts, objects up to 5 TiB.
+            "s3" | "gcs" => Limits { min_part_bytes: 5 * MIB, max_part_bytes: 5 * GIB, max_parts: 10_000, max_object_bytes: 5 * TIB },
+            // Azure block blobs: blocks up to 4000 MiB, at most 50,000 committed blocks.
+            "azure" => Limits { min_part_bytes: 0, max_part_bytes: 4000 * MIB, max_parts: 50_000, max_object_bytes: 50_000 * 4000 * MIB },
+            _ => Limits::default(),
+        }
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn open(&self, key: &str, mode: Mode, hint: WriteHint) -> io::Result<Handle> {
+        if mode == Mode::Read {
+            return Ok(Handle::Get { key: key.to_string() });
+        }
+        if hint.writes <= 1 {
+            return Ok(Handle::Put { key: key.to_string() });
+        }
+        let id = self.begin_shared(key)?;
+        let upload = Upload { id, part_bytes: hint.part_bytes.max(1), receipts: Mutex::new(Vec::new()) };
+        Ok(Handle::Multipart { key: key.to_string(), upload: Arc::new(upload), shared: false })
+    }
+
+    fn write_at(&self, handle: &Handle, offset: u64, data: &[u8]) -> io::Result<()> {
+        match handle {
+            Handle::Put { key } => {
+                self.counters.add(Kind::Put);
+                let payload = PutPayload::from(Bytes::copy_from_slice(data));
+                self.run(self.store.put(&self.path(key), payload), "put", key).map(|_| ())
+            }
+            Handle::Multipart { key, upload, .. } => {
+                let index = offset / upload.part_bytes;
+                let index = u32::try_from(index).map_err(|_| io::Error::other("part index out of range"))?;
+                self.count(Kind::UploadPart, Kind::PutBlock);
+                let payload = PutPayload::from(Bytes::copy_from_slice(data));
+                let part = self.run(
+                    self.parts.put_part(&self.path(key), &upload.id, index as usize, payload),
+                    "upload part of",
+                    key,
+                )?;
+                upload.receipts.lock().unwrap().push((index, part.content_id));
+                Ok(())
+            }
+            _ => Err(io::Error::other("object not open for writing")),
+        }
+    }
+
+    fn read_at(&self, handle: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let Handle::Get { key } = handle else {
+            return Err(io::Error::other("object not open for reading"));
+        };
+        self.counters.add(Kind::Get);
+        let range = offset..offset + buf.len() as u64;
+        let bytes = self.run(self.store.get_range(&self.path(key), range), "get", key)?;
+        if bytes.len() != buf.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("short read: {} of {} bytes", bytes.len(), buf.len()),
+            ));
+        }
+        buf.copy_from_slice(&bytes);
+        Ok(())
+    }
+
+    fn sync(&self, _handle: &Handle) -> io::Result<()> {
+        Ok(()) // an object is durable once its PUT or completion returns
+    }
+
+    fn close(&self, handle: Handle) -> io::Result<()> {
+        match handle {
+            Handle::Multipart { key, upload, shared: false } => {
+                let receipts = std::mem::take(&mut *upload.receipts.lock().unwrap());
+                self.complete(&key, &upload.id, receipts)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn abandon(&self, handle: Handle) {
+        if let Handle::Multipart { key, upload, shared: false } = handle {
+            let _ = self.abort(&key, &upload.id);
+        }
+    }
+
+    fn remove(&self, key: &str) -> io::Result<bool> {
+        self.counters.add(Kind::Delete);
+        match self.runtime.block_on(self.store.delete(&self.path(key))) {
+            Ok(()) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(describe(&e, "delete", &format!("{}/{}", self.base, self.path(key)))),
+        }
+    }
+
+    fn list(&self, start: &str) -> io::Result<Vec<String>> {
+        self.counters.add(Kind::List);
+        let prefix = (!self.prefix.is_empty()).then(|| Path::from(self.prefix.as_str()));
+        let listed: Vec<_> = self.runtime.block_on(self.store.list(prefix.as_ref()).collect());
+        let mut keys = Vec::new();
+        for meta in listed {
+            let meta = meta.map_err(|e| describe(&e, "list", &self.base))?;
+            let full = meta.location.to_string();
+            let name = full.strip_prefix(&self.prefix).unwrap_or(&full).trim_start_matches('/');
+            if name.starts_with(start) && !name.contains('/') {
+                keys.push(name.to_string());
+            }
+        }
+        keys.sort();
+        Ok(keys)
+    }
+
+    fn probe(&self, write: bool) -> io::Result<()> {
+        if !write {
+            return self.list(".hpcio-probe").map(|_| ());
+        }
+        let key = format!(".hpcio-probe-{}", std::process::id());
+        self.counters.add(Kind::Put);
+        self.run(self.store.put(&self.path(&key), PutPayload::from_static(b"hpcio")), "write to", &key)?;
+        self.remove(&key).map(|_| ())
+    }
+
+    fn begin_shared(&self, key: &str) -> io::Result<String> {
+        if self.kind == "azure" {
+            // Azure has no upload to create: blocks are staged against the blob's name.
+            return Ok(String::from("blocks"));
+        }
+        self.counters.add(Kind::CreateMultipart);
+        self.run(self.parts.create_multipart(&self.path(key)), "start upload of", key)
+    }
+
+    fn finish_shared(&self, key: &str, id: &str, receipts: Vec<Receipt>) -> io::Result<()> {
+        self.complete(key, id, receipts)
+    }
+
+    fn abort_shared(&self, key: &str, id: &str) -> io::Result<()> {
+        self.abort(key, id)
+    }
+}

@@ -1,0 +1,74 @@
+"""Object store limits, checked before any byte moves: each error names the limit that a run
+would break and a setting that would work."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from hpcio.errors import SpecError
+from hpcio.spec.model import RunSpec
+from hpcio.units import format_bytes
+
+
+def _at_least(size: int) -> str:
+    """The smallest power-of-two size >= `size`, as a --part-size value."""
+    return format_bytes(1 << max(0, math.ceil(math.log2(max(size, 1))))).replace(" ", "")
+
+
+def objects_written(run: RunSpec) -> list[tuple[str, int]]:
+    """(what, bytes) of every object the run writes: one per rank, or one shared object."""
+    if run.pattern in ("mfmw", "mfmr"):
+        return [("each rank's object", run.size_per_rank_bytes)]
+    return [("the shared object", run.file_bytes)]
+
+
+def check_limits(run: RunSpec, limits: Mapping[str, int]) -> None:
+    """Refuse a run whose parts or objects a store would reject.
+
+    Args:
+        run: the run, its transfer being the part (or block) size on object stores.
+        limits: the target's min_part_bytes, max_part_bytes, max_parts, max_object_bytes
+            (0 meaning no limit), as the engine reports them.
+
+    Raises:
+        SpecError: one line naming the limit and a --part-size or size that would work.
+    """
+    kind = run.target.kind
+    part = run.transfer_bytes
+    for what, size in objects_written(run):
+        parts = math.ceil(size / part)
+        max_object = limits["max_object_bytes"]
+        if max_object and size > max_object:
+            raise SpecError(
+                f"{kind}: objects are at most {format_bytes(max_object)}; {what} would be "
+                f"{format_bytes(size)}: use a smaller --size-per-rank or mfmw"
+            )
+        if parts == 1 and run.pattern in ("mfmw", "mfmr"):
+            max_put = limits["max_part_bytes"]
+            if max_put and size > max_put:
+                raise SpecError(
+                    f"{kind}: a single PUT is at most {format_bytes(max_put)}; use --part-size "
+                    f"{_at_least(size // 2)} or less so {what} goes up in parts"
+                )
+            continue
+        min_part, max_part = limits["min_part_bytes"], limits["max_part_bytes"]
+        if min_part and part < min_part:
+            raise SpecError(
+                f"{kind}: multipart parts must be at least {format_bytes(min_part)} (except the "
+                f"last); --part-size is {format_bytes(part)}: use --part-size "
+                f"{_at_least(min_part)} or more"
+            )
+        if max_part and part > max_part:
+            raise SpecError(
+                f"{kind}: parts are at most {format_bytes(max_part)}; --part-size is "
+                f"{format_bytes(part)}: use --part-size {format_bytes(max_part).replace(' ', '')}"
+                " or less"
+            )
+        max_parts = limits["max_parts"]
+        if max_parts and parts > max_parts:
+            raise SpecError(
+                f"{kind}: at most {max_parts:,} parts per object; {what} ({format_bytes(size)}) "
+                f"in parts of {format_bytes(part)} is {parts:,} parts: use --part-size "
+                f"{_at_least(math.ceil(size / max_parts))} or more"
+            )
