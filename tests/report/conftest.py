@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,65 @@ def chromium(tmp_path_factory):
         return done
 
     return run
+
+
+class Page(HTMLParser):
+    """What the tests look at in a page: images, tables (cells with data-value), details
+    blocks, the text, and the attributes that could load something."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.images = {}  # id -> attributes
+        self.tables = {}  # id -> [[(text, data-value), ...], ...] including the header row
+        self.details = {}  # id -> text
+        self.sources = []  # every src and href
+        self.tags = set()
+        self.text = []
+        self._table = self._row = self._cell = self._details = None
+        self.feed(text)
+        self.text = " ".join(" ".join(self.text).split())
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.add(tag)
+        self.sources += [attrs[k] for k in ("src", "href") if k in attrs]
+        if tag == "img":
+            self.images[attrs.get("id")] = attrs
+        elif tag == "table":
+            self._table = self.tables.setdefault(attrs.get("id"), [])
+        elif tag == "tr" and self._table is not None:
+            self._row = []
+            self._table.append(self._row)
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = ["", attrs.get("data-value")]
+        elif tag == "details":
+            self._details = attrs.get("id")
+            self.details[self._details] = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self._row.append((self._cell[0].strip(), self._cell[1]))
+            self._cell = None
+        elif tag == "table":
+            self._table = self._row = None
+        elif tag == "details":
+            self._details = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell[0] += data
+        if self._details is not None:
+            self.details[self._details] += data
+
+    def rows(self, table_id):
+        """Header texts, then each row's cells as {header: (text, data-value)}."""
+        header, *body = self.tables[table_id]
+        names = [text for text, _ in header]
+        return names, [dict(zip(names, row, strict=True)) for row in body]
+
+
+@pytest.fixture(scope="session")
+def parse_page():
+    """parse_page(html_text) -> Page: images, tables, details blocks and text of a page."""
+    return Page

@@ -1,68 +1,11 @@
 import json
 import re
-from html.parser import HTMLParser
 
 import pytest
 from hpcio.report import plots
 from hpcio.results import io as results_io
 
 MiB = 1 << 20
-
-
-class Page(HTMLParser):
-    """What the tests look at in a page: images, tables (cells with data-value), details
-    blocks, the text, and the attributes that could load something."""
-
-    def __init__(self, text):
-        super().__init__()
-        self.images = {}  # id -> attributes
-        self.tables = {}  # id -> [[(text, data-value), ...], ...] including the header row
-        self.details = {}  # id -> text
-        self.sources = []  # every src and href
-        self.tags = set()
-        self.text = []
-        self._table = self._row = self._cell = self._details = None
-        self.feed(text)
-        self.text = " ".join(" ".join(self.text).split())
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        self.tags.add(tag)
-        self.sources += [attrs[k] for k in ("src", "href") if k in attrs]
-        if tag == "img":
-            self.images[attrs.get("id")] = attrs
-        elif tag == "table":
-            self._table = self.tables.setdefault(attrs.get("id"), [])
-        elif tag == "tr" and self._table is not None:
-            self._row = []
-            self._table.append(self._row)
-        elif tag in ("td", "th") and self._row is not None:
-            self._cell = ["", attrs.get("data-value")]
-        elif tag == "details":
-            self._details = attrs.get("id")
-            self.details[self._details] = ""
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th") and self._cell is not None:
-            self._row.append((self._cell[0].strip(), self._cell[1]))
-            self._cell = None
-        elif tag == "table":
-            self._table = self._row = None
-        elif tag == "details":
-            self._details = None
-
-    def handle_data(self, data):
-        self.text.append(data)
-        if self._cell is not None:
-            self._cell[0] += data
-        if self._details is not None:
-            self.details[self._details] += data
-
-    def rows(self, table_id):
-        """Header texts, then each row's cells as {header: (text, data-value)}."""
-        header, *body = self.tables[table_id]
-        names = [text for text, _ in header]
-        return names, [dict(zip(names, row, strict=True)) for row in body]
 
 
 @pytest.fixture(scope="module")
@@ -103,10 +46,10 @@ def check_study_tables(page, docs):
     assert checked == 2 * len(docs)
 
 
-def test_page_is_self_contained(report):
+def test_page_is_self_contained(report, parse_page):
     path, docs = report
     text = path.read_text()
-    page = Page(text)
+    page = parse_page(text)
     assert "script" not in page.tags and "link" not in page.tags
     assert all(s.startswith(("data:image/svg+xml;base64,", "#")) for s in page.sources)
     assert not re.search(r"url\(|@import", text)
@@ -114,14 +57,14 @@ def test_page_is_self_contained(report):
     assert set(page.images) == expected_plot_ids(docs)
 
 
-def test_tables_hold_the_measured_values(report):
+def test_tables_hold_the_measured_values(report, parse_page):
     path, docs = report
-    check_study_tables(Page(path.read_text()), docs)
+    check_study_tables(parse_page(path.read_text()), docs)
 
 
-def test_runs_specs_environment_and_warnings(report):
+def test_runs_specs_environment_and_warnings(report, parse_page):
     path, docs = report
-    page = Page(path.read_text())
+    page = parse_page(path.read_text())
     _, rows = page.rows("runs")
     assert len(rows) == sum(len(d.summary) for d in docs)
     for number, doc in enumerate(docs, start=1):
@@ -138,9 +81,9 @@ def test_runs_specs_environment_and_warnings(report):
                 assert note in page.text
 
 
-def test_environment_has_a_row_per_job_shape(report):
+def test_environment_has_a_row_per_job_shape(report, parse_page):
     path, docs = report
-    _, rows = Page(path.read_text()).rows("environment")
+    _, rows = parse_page(path.read_text()).rows("environment")
     assert {d.ranks for d in docs} == {1, 2}
     assert len(rows) == 2
     for row in rows:
@@ -158,7 +101,7 @@ def test_environment_has_a_row_per_job_shape(report):
         assert row["Last end (UTC)"][0] == max(d.finished_at_utc for d in shaped)
 
 
-def test_warnings_name_failed_operations_and_debug_builds(results, hpcio, tmp_path):
+def test_warnings_name_failed_operations_and_debug_builds(results, hpcio, tmp_path, parse_page):
     record = json.loads(results.a.read_text().splitlines()[0])
     record["phases"][0]["errors"] = 2
     record["phases"][0]["first_errors"] = ["rank 1: pwrite: No space left on device"]
@@ -167,14 +110,14 @@ def test_warnings_name_failed_operations_and_debug_builds(results, hpcio, tmp_pa
     source.write_text(json.dumps(record) + "\n")
     done = hpcio("report", source, "--html", tmp_path / "page.html")
     assert done.returncode == 0, done.stderr
-    text = Page((tmp_path / "page.html").read_text()).text
+    text = parse_page((tmp_path / "page.html").read_text()).text
     assert (
         "write iteration 1: 2 failed operation(s): rank 1: pwrite: No space left on device" in text
     )
     assert "run 1: the engine was built without optimisation" in text
 
 
-def loaded_images(page_path, chromium, tmp_path):
+def loaded_images(page_path, chromium, tmp_path, parse_page):
     """Chromium's own view of every <img>: a copy of the page with a probe that records each
     image's decoded width once the page has loaded (scripts allowed, images still data: only)."""
     text = page_path.read_text()
@@ -185,16 +128,16 @@ def loaded_images(page_path, chromium, tmp_path):
     )
     probed = tmp_path / "probed.html"
     probed.write_text(text.replace("</body>", probe + "</body>"))
-    dom = Page(chromium("--dump-dom", url=probed.as_uri()).stdout)
+    dom = parse_page(chromium("--dump-dom", url=probed.as_uri()).stdout)
     return {name: int(attrs.get("data-width", 0)) for name, attrs in dom.images.items()}
 
 
-def test_chromium_renders_every_plot_and_the_tables(report, chromium, tmp_path):
+def test_chromium_renders_every_plot_and_the_tables(report, chromium, tmp_path, parse_page):
     path, docs = report
-    dom = Page(chromium("--dump-dom", url=path.as_uri()).stdout)
+    dom = parse_page(chromium("--dump-dom", url=path.as_uri()).stdout)
     assert set(dom.images) == expected_plot_ids(docs)
     check_study_tables(dom, docs)
-    widths = loaded_images(path, chromium, tmp_path)
+    widths = loaded_images(path, chromium, tmp_path, parse_page)
     assert set(widths) == expected_plot_ids(docs)
     assert all(width > 100 for width in widths.values()), widths
 

@@ -40,7 +40,13 @@ def test_bandwidth_vs_size_draws_each_documents_mean_min_and_max(results):
             xs.append(doc.run["size_per_rank_bytes"])
             means.append(stats.mean)
             bars.append((stats.min, stats.max))
-        assert curves(figure) == expected
+        drawn = curves(figure)
+        assert sorted(drawn) == sorted(expected)
+        for name, (xs, means, bars) in expected.items():
+            assert drawn[name][:2] == (xs, means)
+            # Error bars are drawn as mean - (mean - min): equal up to rounding.
+            flat = [value for bar in bars for value in bar]
+            assert [v for bar in drawn[name][2] for v in bar] == pytest.approx(flat, rel=1e-12)
         assert sorted(expected) == [f"mfmw {results.t1.as_uri()}", f"sfmw {results.t1.as_uri()}"]
 
 

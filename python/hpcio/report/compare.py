@@ -38,6 +38,10 @@ WITHIN = "within spread"
 NO_SPREAD = "no spread (1 iteration)"
 ONLY_A = "only in A"
 ONLY_B = "only in B"
+NOTHING_MATCHED = (
+    "no point is in both files: points match on pattern, phase and every spec field; "
+    "--ignore FIELDS (e.g. target) leaves fields out"
+)
 
 #: Fields with a column of their own; any other field that differs between points is
 #: described in the "Other" column.
@@ -105,6 +109,11 @@ class Comparison:
     @property
     def unit(self) -> str:
         return METRICS[self.metric][1]
+
+    @property
+    def matched(self) -> int:
+        """Points measured in both files."""
+        return sum(1 for p in self.points if p.a is not None and p.b is not None)
 
     @property
     def has_other(self) -> bool:
@@ -253,6 +262,7 @@ def summary_lines(comparison: Comparison) -> list[str]:
         RULE,
         *([f"matched ignoring: {ignored}"] if ignored else []),
         f"points: {counts or 'none'}",
+        *([NOTHING_MATCHED] if comparison.points and not comparison.matched else []),
     ]
 
 
