@@ -18,6 +18,7 @@ COMMANDS = {
     "sweep": "hpcio.commands.sweep",
     "report": "hpcio.commands.report",
     "suite": "hpcio.commands.suite",
+    "cost": "hpcio.commands.cost",
     "clean": "hpcio.commands.clean",
     "compare": "hpcio.commands.compare",
 }

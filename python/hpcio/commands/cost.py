@@ -1,0 +1,98 @@
+"""`hpcio cost`: what runs cost (requests by billing class, keeping their data) and what-if
+scenarios, from result documents and a dated price catalogue."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from hpcio.errors import SpecError
+
+HELP = "cost of runs (requests, data kept) and what-if scenarios, from a price catalogue"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", nargs="*", help="JSON Lines files written by -o")
+    parser.add_argument(
+        "--keep",
+        default="30d",
+        help="how long each run's data is kept: 12h, 30d, 2w, 1mo (730 h), 1y (default 30d)",
+    )
+    parser.add_argument(
+        "--as",
+        dest="as_kind",
+        choices=("s3", "azure", "gcs"),
+        help="price the runs as if on this object store (POSIX requests become PUT/GET/parts)",
+    )
+    parser.add_argument("--price", help="a price id from the catalogue (see --prices)")
+    parser.add_argument("--provider", help="choose the price by provider (aws, azure, gcp)")
+    parser.add_argument("--product", help="... and by a part of its product name or tier")
+    parser.add_argument("--region", help="... and by region (us-east-1, uksouth)")
+    parser.add_argument(
+        "--catalogue",
+        help="a price catalogue (TOML) instead of the shipped one; see docs/cost.md",
+    )
+    parser.add_argument("--scenario", help="a what-if scenario (TOML), e.g. scenarios/rtm.toml")
+    parser.add_argument("--prices", action="store_true", help="list the catalogue's prices")
+    parser.add_argument("--format", choices=("md", "csv", "json"), default="md")
+
+
+def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from hpcio.report.prices import load_catalogue
+
+    catalogue = load_catalogue(args.catalogue)
+    if args.prices:
+        return _list_prices(catalogue)
+    if args.scenario:
+        if args.results:
+            raise SpecError("--scenario prices a what-if: give it no results files")
+        from hpcio.report.scenario import load_scenario, render_scenario
+
+        sys.stdout.write(render_scenario(load_scenario(args.scenario, catalogue), args.format))
+        return 0
+    if not args.results:
+        raise SpecError("give results files (JSON Lines), --scenario FILE or --prices")
+    from hpcio.report.cost import choose_price, estimate_cost, parse_duration, render_costs
+    from hpcio.results import io as results_io
+
+    keep_hours = parse_duration(args.keep)
+    docs = [doc for path in args.results for doc in results_io.read(path)]
+    if not docs:
+        raise SpecError(f"no result documents in {', '.join(args.results)}")
+    breakdowns = []
+    for doc in docs:
+        price, priced_as = choose_price(
+            catalogue,
+            str(doc.run["target"]["kind"]),
+            as_kind=args.as_kind,
+            price_id=args.price,
+            provider=args.provider,
+            product=args.product,
+            region=args.region,
+        )
+        breakdowns.append(estimate_cost(doc, catalogue, price, priced_as, keep_hours))
+    sys.stdout.write(render_costs(breakdowns, catalogue, args.format))
+    return 0
+
+
+def _list_prices(catalogue) -> int:  # type: ignore[no-untyped-def]
+    from hpcio.report.cost import markdown_table
+
+    rows = [
+        [
+            p.id,
+            p.provider,
+            p.product,
+            p.region,
+            p.currency,
+            p.as_of,
+            ", ".join(p.kinds) + (" (default)" if p.default else ""),
+            p.model,
+        ]
+        for p in catalogue.prices
+    ]
+    columns = ["id", "provider", "product", "region", "currency", "as of", "prices", "model"]
+    print(markdown_table(columns, rows, right_from=len(columns)))
+    print(f"\nCatalogue: {catalogue.path}")
+    return 0

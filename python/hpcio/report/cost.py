@@ -1,0 +1,433 @@
+"""What a run costs: its requests by billing class and the keeping of its data, priced from
+the catalogue (report/prices.py). Reads result documents only; never touches storage."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from hpcio.errors import SpecError
+from hpcio.report.prices import (
+    GB_BYTES,
+    MONTH_HOURS,
+    Catalogue,
+    CatalogueError,
+    Price,
+    format_money,
+)
+from hpcio.results.schema import ResultDocument
+from hpcio.units import format_bytes
+
+#: Object-store kinds whose requests follow S3's API (the memory store counts them alike).
+S3_LIKE = ("s3", "gcs", "memory")
+OBJECT_KINDS = (*S3_LIKE, "azure")
+#: Engine request kinds in the order the engine lists them; others follow by name.
+_KIND_ORDER = (
+    "open",
+    "write",
+    "read",
+    "fsync",
+    "close",
+    "put",
+    "get",
+    "head",
+    "list",
+    "delete",
+    "create_multipart",
+    "upload_part",
+    "complete_multipart",
+    "abort_multipart",
+    "put_block",
+    "put_block_list",
+)
+#: Parts of an S3 or GCS multipart upload must be at least this big, but the last.
+_MIN_PART_BYTES = 5 << 20
+#: Patterns that write or read one shared file; the others use a file per rank.
+_SHARED_FILE = ("sfsw", "sfmw", "sfmr")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(h|d|w|mo|y)\s*$")
+_HOURS = {"h": 1.0, "d": 24.0, "w": 24.0 * 7, "mo": MONTH_HOURS, "y": MONTH_HOURS * 12}
+
+
+@dataclass(frozen=True, slots=True)
+class CostBreakdown:
+    """One run's cost. Amounts in `currency`; None when there is no price to apply."""
+
+    run: str
+    target_url: str
+    target_kind: str
+    #: The kind of store the run is priced as (its own, or another with --as).
+    priced_as: str
+    price_id: str | None
+    currency: str | None
+    #: The price's model: "pay-per-use" or "reserved" (None: not priced).
+    model: str | None
+    #: Requests by kind as the engine counted them, all phases and iterations.
+    requests: dict[str, int]
+    #: The requests the priced-as store would bill, by kind (== requests unless translated).
+    billed_requests: dict[str, int]
+    #: Billed requests by the provider's billing class.
+    by_class: dict[str, int]
+    #: Bytes the run leaves per iteration (size per rank x ranks): what keeping it stores.
+    stored_bytes: int
+    keep_hours: float
+    requests_cost: float | None
+    keep_cost: float | None
+    notes: tuple[str, ...]
+
+    @property
+    def total(self) -> float | None:
+        if self.requests_cost is None or self.keep_cost is None:
+            return None
+        return self.requests_cost + self.keep_cost
+
+
+def parse_duration(text: str) -> float:
+    """Hours in '30d', '12h', '2w', '1mo' (730 h, a billing month), '1y' (12 months); '0' is 0.
+
+    Raises:
+        SpecError: not a duration.
+    """
+    if text.strip() == "0":
+        return 0.0
+    match = _DURATION.match(text)
+    if not match:
+        raise SpecError(f"'{text}' is not a duration; use e.g. 12h, 30d, 2w, 1mo or 1y")
+    return float(match.group(1)) * _HOURS[match.group(2)]
+
+
+def choose_price(
+    catalogue: Catalogue,
+    doc_kind: str,
+    *,
+    as_kind: str | None = None,
+    price_id: str | None = None,
+    provider: str | None = None,
+    product: str | None = None,
+    region: str | None = None,
+) -> tuple[Price | None, str]:
+    """The price for a run on a `doc_kind` target and the kind it is priced as.
+
+    With no choice made, the catalogue's default for the kind (POSIX has none: a file system
+    bills capacity, not requests; choose a file service or --as an object store).
+
+    Raises:
+        CatalogueError: the choice matches no price, or several.
+    """
+    kind = as_kind or doc_kind
+    if price_id:
+        price = catalogue.get(price_id)
+    elif provider or product or region:
+        filters = {"provider": provider, "product": product, "region": region}
+        found = catalogue.select(kind=as_kind, **filters)
+        if not as_kind:
+            # Without --as, prefer prices for the run's own kind, then any (priced as-if).
+            found = [p for p in found if doc_kind in p.kinds] or found
+        asked = ", ".join(f"{k} {v}" for k, v in filters.items() if v)
+        if not found:
+            raise CatalogueError(f"{catalogue.path}: no price for {asked} (kind {kind})")
+        if len(found) > 1:
+            ids = ", ".join(p.id for p in found)
+            raise CatalogueError(f"{catalogue.path}: {asked} matches several prices: {ids}")
+        price = found[0]
+    else:
+        return catalogue.default_for(kind), kind
+    if as_kind is None:
+        kind = doc_kind if doc_kind in price.kinds else price.kinds[0]
+    elif as_kind not in price.kinds:
+        raise CatalogueError(
+            f"{catalogue.where(price)}: price '{price.id}' is for {', '.join(price.kinds)} "
+            f"targets, not {as_kind}"
+        )
+    return price, kind
+
+
+def estimate_cost(
+    doc: ResultDocument,
+    catalogue: Catalogue,
+    price: Price | None,
+    priced_as: str,
+    keep_hours: float,
+) -> CostBreakdown:
+    """A run's requests and the keeping of its data for `keep_hours`, at `price`.
+
+    Raises:
+        CatalogueError: the price lacks a figure the run needs (a billing class for one of its
+            request kinds, a class's price, storage for its size), naming file and line.
+    """
+    run = doc.run
+    kind = str(run["target"]["kind"])
+    counted = _requests(doc)
+    billed, notes = translate_requests(run, doc, kind, priced_as)
+    stored = int(run["size_per_rank_bytes"]) * int(run["ranks"])
+    by_class: dict[str, int] = {}
+    requests_cost = keep_cost = None
+    if price is None:
+        why = (
+            "a POSIX file system bills capacity, not requests: price it as an object store "
+            "(--as s3) or as a file service (--price)"
+            if priced_as == "posix"
+            else f"the catalogue has no default price for {priced_as} targets: choose one"
+        )
+        notes.append(f"not priced: {why}")
+    else:
+        if price.requests_included:
+            requests_cost = 0.0
+        else:
+            requests_cost = 0.0
+            for request_kind, count in billed.items():
+                billing_class = catalogue.billing_class(price, request_kind)
+                by_class[billing_class] = by_class.get(billing_class, 0) + count
+            for billing_class, count in by_class.items():
+                each = catalogue.request_price(price, billing_class)
+                requests_cost += count / price.requests_per * each
+        stored_gb = stored / GB_BYTES
+        keep_cost = catalogue.storage_per_month(price, stored_gb) * keep_hours / MONTH_HOURS
+        if price.model == "reserved":
+            notes.append(
+                f"{price.id} is reserved capacity: at least {price.min_gb:,.0f} GB are paid "
+                "for, used or not, once for all the runs that share it; requests are included"
+            )
+    return CostBreakdown(
+        run=_describe(run),
+        target_url=str(run["target"]["url"]),
+        target_kind=kind,
+        priced_as=priced_as,
+        price_id=price.id if price else None,
+        currency=price.currency if price else None,
+        model=price.model if price else None,
+        requests=counted,
+        billed_requests=billed,
+        by_class=by_class,
+        stored_bytes=stored,
+        keep_hours=keep_hours,
+        requests_cost=requests_cost,
+        keep_cost=keep_cost,
+        notes=tuple(notes),
+    )
+
+
+def translate_requests(
+    run: Mapping[str, object], doc: ResultDocument, kind: str, priced_as: str
+) -> tuple[dict[str, int], list[str]]:
+    """The requests a run on `kind` would have made on a `priced_as` store, with notes on the
+    assumptions. Same kind (or two S3-like kinds): the counts as they are.
+
+    POSIX -> object store, phase by phase: a file written in one transfer is one PUT; a file
+    written in several is a multipart upload (S3, GCS: create, one part per transfer,
+    complete; Azure: one staged block per transfer, one block-list commit); each read
+    transfer is one ranged GET. Opens, fsyncs and closes have no object counterpart.
+
+    Raises:
+        SpecError: object-store requests cannot be priced as a POSIX file system.
+    """
+    counted = _requests(doc)
+    if kind == priced_as or (kind in S3_LIKE and priced_as in S3_LIKE):
+        return counted, []
+    if kind == "posix" and priced_as in OBJECT_KINDS:
+        return _posix_as_object(run, doc, priced_as)
+    if kind in OBJECT_KINDS and priced_as in OBJECT_KINDS:
+        return _object_as_object(counted, priced_as), [
+            f"requests renamed from {kind} to {priced_as} (multipart parts <-> staged blocks)"
+        ]
+    raise SpecError(f"cannot price a run on a {kind} target as {priced_as}")
+
+
+def _posix_as_object(
+    run: Mapping[str, object], doc: ResultDocument, priced_as: str
+) -> tuple[dict[str, int], list[str]]:
+    ranks = int(run["ranks"])  # type: ignore[arg-type]
+    objects = 1 if run["pattern"] in _SHARED_FILE else ranks
+    billed: dict[str, int] = {}
+
+    def add(name: str, count: int) -> None:
+        if count:
+            billed[name] = billed.get(name, 0) + count
+
+    multipart = False
+    for phase in doc.phases:
+        if phase.phase == "write":
+            transfers = phase.requests.get("write", 0)
+            if transfers <= objects:
+                add("put", transfers)
+            elif priced_as == "azure":
+                multipart = True
+                add("put_block", transfers)
+                add("put_block_list", objects)
+            else:
+                multipart = True
+                add("create_multipart", objects)
+                add("upload_part", transfers)
+                add("complete_multipart", objects)
+        else:
+            add("get", phase.requests.get("read", 0))
+    notes = [
+        f"priced as if on {priced_as}: requests derived from the POSIX ones (a file written in "
+        "one transfer is one PUT, in several a multipart upload with one part per transfer; "
+        "each read transfer one GET; the untimed layout of reading patterns is not counted)"
+    ]
+    transfer = int(run["transfer_bytes"])  # type: ignore[arg-type]
+    if multipart and priced_as in ("s3", "gcs") and transfer < _MIN_PART_BYTES:
+        notes.append(
+            f"a real {priced_as} run needs parts of at least {format_bytes(_MIN_PART_BYTES)}; "
+            f"these assume parts of {format_bytes(transfer)} (the run's transfer)"
+        )
+    return billed, notes
+
+
+def _object_as_object(counted: Mapping[str, int], priced_as: str) -> dict[str, int]:
+    billed: dict[str, int] = {}
+    for name, count in counted.items():
+        if priced_as == "azure":
+            renamed = {
+                "upload_part": ["put_block"],
+                "complete_multipart": ["put_block_list"],
+                "create_multipart": [],
+                "abort_multipart": ["put_block_list", "delete"],
+            }.get(name, [name])
+        else:
+            renamed = {
+                "put_block": ["upload_part"],
+                "put_block_list": ["create_multipart", "complete_multipart"],
+            }.get(name, [name])
+        for new in renamed:
+            billed[new] = billed.get(new, 0) + count
+    return billed
+
+
+def _requests(doc: ResultDocument) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for phase in doc.phases:
+        for name, count in phase.requests.items():
+            total[name] = total.get(name, 0) + int(count)
+    return dict(sorted(total.items(), key=lambda item: _kind_rank(item[0])))
+
+
+def _kind_rank(name: str) -> tuple[int, str]:
+    return (_KIND_ORDER.index(name) if name in _KIND_ORDER else len(_KIND_ORDER), name)
+
+
+def _describe(run: Mapping[str, object]) -> str:
+    ranks = int(run["ranks"])  # type: ignore[arg-type]
+    layout = f" ({run['ranks_per_node']}/node)" if run.get("ranks_per_node") else ""
+    return (
+        f"{run['pattern']} {ranks} rank{'s' if ranks != 1 else ''}{layout} "
+        f"{format_bytes(int(run['size_per_rank_bytes']))}/rank x{run['iterations']}"  # type: ignore[arg-type]
+    )
+
+
+def format_hours(hours: float) -> str:
+    """720 -> '30d', 730 -> '1mo', 36 -> '36h'."""
+    if hours and hours % MONTH_HOURS == 0:
+        return f"{hours / MONTH_HOURS:g}mo"
+    if hours and hours % 24 == 0:
+        return f"{hours / 24:g}d"
+    return f"{hours:g}h"
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{name} {count:,}" for name, count in counts.items()) or "none"
+
+
+def _money(amount: float | None, currency: str | None) -> str:
+    if amount is None or currency is None:
+        return "n/a"
+    # Requests of small runs cost fractions of a cent: show three significant digits of them.
+    digits = 2 if amount == 0 or amount >= 0.01 else 2 - math.floor(math.log10(amount))
+    return format_money(amount, currency, digits)
+
+
+_COLUMNS = (
+    "run",
+    "target",
+    "requests counted",
+    "priced as",
+    "requests billed",
+    "stored",
+    "request cost",
+    "keep",
+    "total",
+)
+
+
+def _cells(b: CostBreakdown) -> list[str]:
+    billed = _counts(b.by_class) if b.by_class else _counts(b.billed_requests)
+    return [
+        b.run,
+        b.target_url,
+        _counts(b.requests),
+        f"{b.priced_as} ({b.price_id})" if b.price_id else b.priced_as,
+        billed,
+        format_bytes(b.stored_bytes),
+        _money(b.requests_cost, b.currency),
+        _money(b.keep_cost, b.currency),
+        _money(b.total, b.currency),
+    ]
+
+
+def render_costs(breakdowns: Sequence[CostBreakdown], catalogue: Catalogue, fmt: str) -> str:
+    """Per-run costs as Markdown ("md"), CSV ("csv", plain numbers and a currency column) or
+    JSON ("json"), with the prices used (provider, product, region, currency, date, source)
+    and the notes under them."""
+    used = [catalogue.get(i) for i in dict.fromkeys(b.price_id for b in breakdowns if b.price_id)]
+    keep = format_hours(breakdowns[0].keep_hours) if breakdowns else "0h"
+    columns = [f"keep {keep}" if c == "keep" else c for c in _COLUMNS]
+    if fmt == "json":
+        return (
+            json.dumps(
+                {
+                    "runs": [{**asdict(b), "total": b.total} for b in breakdowns],
+                    "prices": [asdict(p) for p in used],
+                    "catalogue": catalogue.path,
+                },
+                indent=2,
+                default=str,
+            )
+            + "\n"
+        )
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(
+            [*columns[:5], "stored_bytes", "request_cost", f"keep_{keep}_cost", "total", "currency"]
+        )
+        for b in breakdowns:
+            amounts = [b.requests_cost, b.keep_cost, b.total]
+            writer.writerow(
+                [
+                    *_cells(b)[:5],
+                    b.stored_bytes,
+                    *("" if a is None else f"{a:.10g}" for a in amounts),
+                    b.currency or "",
+                ]
+            )
+        return out.getvalue()
+    lines = [markdown_table(columns, [_cells(b) for b in breakdowns], right_from=5), ""]
+    totals: dict[str, float] = {}
+    for b in breakdowns:
+        # Reserved capacity is paid once however many runs share it: no sum over runs.
+        if b.total is not None and b.currency and b.model == "pay-per-use":
+            totals[b.currency] = totals.get(b.currency, 0.0) + b.total
+    for currency, amount in totals.items():
+        lines.append(f"Total: {_money(amount, currency)} over {len(breakdowns)} run(s)")
+    for price in used:
+        lines.append(f"Price: {price.describe()}")
+    notes = list(dict.fromkeys(n for b in breakdowns for n in b.notes))
+    notes.append(
+        "list prices from the catalogue, to be checked; a GB is 2^30 bytes, a month 730 hours; "
+        "storage tiers count from zero, as if the run's data were all the account holds"
+    )
+    lines.extend(f"Note: {n}" for n in notes)
+    return "\n".join(lines) + "\n"
+
+
+def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]], right_from: int) -> str:
+    """A Markdown table; columns from `right_from` on are right-aligned (amounts)."""
+    align = [" --- " if i < right_from else " ---: " for i in range(len(columns))]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join(align) + "|"]
+    lines.extend("| " + " | ".join(row) + " |" for row in rows)
+    return "\n".join(lines)
