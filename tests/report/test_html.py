@@ -166,3 +166,13 @@ def test_html_into_a_missing_directory_is_refused(results, hpcio, error_line, tm
         error_line(done) == f"hpcio: error: --html {page}: directory {page.parent} does not exist"
     )
     assert not page.parent.exists()
+
+
+def test_closed_stdout_still_writes_every_file(results, hpcio, tmp_path):
+    # `hpcio report ... --html page.html | head -1`: the reader may go before the paths print.
+    page = tmp_path / "page.html"
+    done = hpcio("report", results.a, "--html", page, "--plots", tmp_path, stdout_closed=True)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert (done.returncode, done.stderr) == (0, "")
+    assert page.read_text().endswith("</html>\n")
+    assert len(list(tmp_path.glob("*.svg"))) == len(list(tmp_path.glob("*.png"))) == 8

@@ -11,6 +11,7 @@ from hpcio.commands.report import (
     add_output_arguments,
     check_outputs,
     read_documents,
+    say,
     write_page,
     write_plots,
 )
@@ -51,10 +52,12 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from hpcio.report.plots import comparison_plots
 
     figures = comparison_plots({"A": a_docs, "B": b_docs}, args.metric, ignore)
+    written = []
     if plots_dir is not None:
-        write_plots(figures, plots_dir)
+        written += write_plots(figures, plots_dir)
     if html_path is not None:
         from hpcio.report.html import comparison_page
 
-        write_page(html_path, comparison_page(comparison, figures, a_docs, b_docs))
+        written += write_page(html_path, comparison_page(comparison, figures, a_docs, b_docs))
+    say(written)
     return 0

@@ -48,12 +48,14 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from hpcio.report import plots
 
     figures = plots.report_plots(docs)
+    written = []
     if plots_dir is not None:
-        write_plots(figures, plots_dir)
+        written += write_plots(figures, plots_dir)
     if html_path is not None:
         from hpcio.report.html import report_page
 
-        write_page(html_path, report_page(docs, figures, args.results))
+        written += write_page(html_path, report_page(docs, figures, args.results))
+    say(written)
     return 0
 
 
@@ -88,24 +90,32 @@ def check_outputs(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
     return plots_dir, html_path
 
 
-def write_plots(figures: PlotSet, directory: Path) -> None:
-    """Write every figure as PNG and SVG and print each path; say which figures were skipped."""
+def write_plots(figures: PlotSet, directory: Path) -> list[str]:
+    """Write every figure as PNG and SVG; return the lines to print: each path, then which
+    figures were skipped and why."""
     from hpcio.report.plots import write_files
 
+    lines = []
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for plot in figures.plots:
-            for path in write_files(plot, directory):
-                print(path)
+            lines.extend(str(path) for path in write_files(plot, directory))
     except OSError as e:
         raise SpecError(f"--plots {directory}: cannot write ({e.strerror})") from None
-    for reason in figures.skipped:
-        print(reason)
+    return [*lines, *figures.skipped]
 
 
-def write_page(path: Path, page: str) -> None:
+def write_page(path: Path, page: str) -> list[str]:
+    """Write the HTML page; return the line to print (its path)."""
     try:
         path.write_text(page, encoding="utf-8")
     except OSError as e:
         raise SpecError(f"--html {path}: cannot write ({e.strerror})") from None
-    print(path)
+    return [str(path)]
+
+
+def say(lines: Sequence[str]) -> None:
+    """Print once every file is written, so a reader that goes away early (`| head`) never
+    leaves a figure or the page half done."""
+    for line in lines:
+        print(line)
