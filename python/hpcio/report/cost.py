@@ -171,7 +171,8 @@ def estimate_cost(
             "a POSIX file system bills capacity, not requests: price it as an object store "
             "(--as s3) or as a file service (--price)"
             if priced_as == "posix"
-            else f"the catalogue has no default price for {priced_as} targets: choose one"
+            else f"the catalogue has no default price for {priced_as} targets: choose one "
+            "with --price, or price it as another store with --as s3"
         )
         notes.append(f"not priced: {why}")
     else:

@@ -117,7 +117,11 @@ class Catalogue:
                 return price
         import difflib
 
-        close = difflib.get_close_matches(price_id, [p.id for p in self.prices], n=1)
+        ids = [p.id for p in self.prices]
+        # A shortened id ('aws-s3') is a part of the one meant; a mistyped one is close to it.
+        close = [i for i in ids if price_id.lower() in i][:1] or difflib.get_close_matches(
+            price_id, ids, n=1
+        )
         hint = f"; did you mean '{close[0]}'?" if close else "; `hpcio cost --prices` lists them"
         raise CatalogueError(f"{self.path}: no price '{price_id}'{hint}")
 
