@@ -19,7 +19,12 @@ HELP = "the studies' tables, plots and an HTML page from result documents"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="+", help="JSON Lines files written by -o")
-    parser.add_argument("--format", choices=("md", "csv", "json"), default="md")
+    parser.add_argument(
+        "--format",
+        choices=("md", "csv", "json"),
+        default="md",
+        help="tables on stdout (default md); with --plots or --html the written paths instead",
+    )
     add_output_arguments(parser)
 
 

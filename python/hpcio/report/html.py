@@ -221,7 +221,7 @@ def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
 
 
 def _runs_label(numbers: Sequence[int]) -> str:
-    return ("run " if len(numbers) == 1 else "runs ") + _numbers(numbers)
+    return ("run " if len(numbers) == 1 else "runs ") + _spans(numbers)
 
 
 def _warnings(docs: Sequence[ResultDocument]) -> str:
@@ -243,30 +243,23 @@ def _warnings(docs: Sequence[ResultDocument]) -> str:
 
 def _environment(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     """One row per distinct job shape and build: hosts, ranks, nodes, ranks per node."""
-    groups: dict[tuple[object, ...], list[int]] = {}
+    groups: dict[tuple[str, int, int, int, str, str], list[int]] = {}
     for number, doc in enumerate(docs, start=1):
-        key = (
-            ", ".join(doc.hosts),
-            doc.ranks,
-            doc.nodes,
-            doc.ranks_per_node,
-            doc.hpcio_version,
-            "debug" if doc.engine.get("debug_build") else "release",
-        )
-        groups.setdefault(key, []).append(number)
-    rows = []
-    for key, numbers in groups.items():
+        build = "debug" if doc.engine.get("debug_build") else "release"
+        shape = (", ".join(doc.hosts), doc.ranks, doc.nodes, doc.ranks_per_node)
+        groups.setdefault((*shape, doc.hpcio_version, build), []).append(number)
+    rows: list[list[Cell]] = []
+    for (hosts, ranks, nodes, per_node, version, build), numbers in groups.items():
         chosen = [docs[n - 1] for n in numbers]
-        hosts, ranks, nodes, per_node, version, build = key
         rows.append(
             [
-                _numbers(numbers),
-                str(hosts),
-                (str(ranks), float(ranks)),  # type: ignore[arg-type]
-                (str(nodes), float(nodes)),  # type: ignore[arg-type]
-                (str(per_node), float(per_node)),  # type: ignore[arg-type]
-                str(version),
-                str(build),
+                _spans(numbers),
+                hosts,
+                (str(ranks), ranks),
+                (str(nodes), nodes),
+                (str(per_node), per_node),
+                version,
+                build,
                 min(d.started_at_utc for d in chosen),
                 max(d.finished_at_utc for d in chosen),
             ]
@@ -285,7 +278,7 @@ def _environment(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     return _table(headers, rows, table_id=f"{anchor}environment")
 
 
-def _numbers(numbers: Sequence[int]) -> str:
+def _spans(numbers: Sequence[int]) -> str:
     """[1, 2, 3, 5] -> '1-3, 5'."""
     spans: list[list[int]] = []
     for n in numbers:
@@ -325,10 +318,10 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
                     str(number),
                     str(run["pattern"]),
                     str(run["target"]["url"]),
-                    (str(doc.ranks), float(doc.ranks)),
+                    (str(doc.ranks), doc.ranks),
                     _mib(run["size_per_rank_bytes"]),
                     _mib(run["transfer_bytes"]),
-                    (str(s.iterations), float(s.iterations)),
+                    (str(s.iterations), s.iterations),
                     phase,
                     (f"{bw.mean:.3f}", bw.mean),
                     (f"{bw.stddev:.3f}", bw.stddev),
@@ -348,8 +341,8 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     return _table(headers, rows, table_id=f"{anchor}runs") + "\n<h3>Specs</h3>\n" + specs
 
 
-def _mib(n_bytes: object) -> Cell:
-    value = int(n_bytes) / float(1 << 20)  # type: ignore[call-overload]
+def _mib(n_bytes: int) -> Cell:
+    value = n_bytes / float(1 << 20)
     return (f"{value:g}", value)
 
 
