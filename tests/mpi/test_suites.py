@@ -186,6 +186,12 @@ def test_bad_suite_and_missing_target_are_one_line(
     assert error_line(done) == f"hpcio: error: target {file_url(target_dir / 'no')} does not exist"
     assert output.read_text() == ""
 
+    output.write_text('{"tool": "ior"}\n')
+    done = run_suite(hpcio, write(tmp_path, TWO_GROUPS), file_url(target_dir), output)
+    assert done.returncode == 2
+    assert error_line(done) == f"hpcio: error: {output}:1: not an hpcio result document"
+    assert list(target_dir.iterdir()) == []
+
     done = hpcio("suite", "run", suite_file)
     assert done.returncode == 2
     assert error_line(done) == "hpcio: error: the following arguments are required: -o/--output"

@@ -6,8 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from hpcio.errors import SpecError
+
+if TYPE_CHECKING:
+    from hpcio.report.prices import Catalogue
 
 HELP = "cost of runs (requests, data kept) and what-if scenarios, from a price catalogue"
 
@@ -76,7 +80,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
-def _list_prices(catalogue) -> int:  # type: ignore[no-untyped-def]
+def _list_prices(catalogue: Catalogue) -> int:
     from hpcio.report.cost import markdown_table
 
     rows = [
