@@ -13,3 +13,8 @@ pub fn target_error(what: &str, url: &str, e: &std::io::Error) -> PyErr {
 pub fn invalid(message: impl Into<String>) -> PyErr {
     PyValueError::new_err(message.into())
 }
+
+/// The failure alone (errno and reason), for a caller that names the target itself.
+pub fn reason(e: &std::io::Error) -> PyErr {
+    PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string()))
+}

@@ -53,8 +53,7 @@ impl PyTarget {
     }
 
     fn probe(&self, py: Python<'_>, write: bool) -> PyResult<()> {
-        py.detach(|| self.inner.probe(write))
-            .map_err(|e| error::target_error("cannot use", &self.url, &e))
+        py.detach(|| self.inner.probe(write)).map_err(|e| error::reason(&e))
     }
 
     /// Multipart limits in bytes and counts (0: none).

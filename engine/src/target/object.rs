@@ -31,6 +31,7 @@ pub struct ObjectTarget {
     base: String,
     prefix: String,
     store: Arc<dyn ObjectStore>,
+    probe_store: Arc<dyn ObjectStore>,
     parts: Arc<dyn MultipartStore>,
     runtime: tokio::runtime::Runtime,
     counters: Arc<Counters>,
@@ -63,45 +64,67 @@ fn config<K: std::str::FromStr>(scheme: &str, key: &str) -> Result<K, String> {
     key.parse::<K>().map_err(|_| format!("unknown {scheme}:// store option '{key}'"))
 }
 
+type Stores = (&'static str, Arc<dyn ObjectStore>, Arc<dyn MultipartStore>);
+
+/// The store for `scheme`: environment first (AWS_*, AZURE_*, GOOGLE_*), then `options`.
+fn build_stores(
+    scheme: &str,
+    bucket: &str,
+    options: Vec<(String, String)>,
+    retry: RetryConfig,
+    counters: Arc<Counters>,
+) -> Result<Stores, String> {
+    let connector = CountingConnector { counters };
+    let fail = |e: object_store::Error| format!("cannot configure {scheme}://{bucket}: {e}");
+    Ok(match scheme {
+        "s3" => {
+            let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
+            for (k, v) in options {
+                b = b.with_config(config(scheme, &k)?, v);
+            }
+            let s = Arc::new(b.with_retry(retry).with_http_connector(connector).build().map_err(fail)?);
+            ("s3", s.clone(), s)
+        }
+        "az" => {
+            let mut b = MicrosoftAzureBuilder::from_env().with_container_name(bucket);
+            for (k, v) in options {
+                b = b.with_config(config(scheme, &k)?, v);
+            }
+            let s = Arc::new(b.with_retry(retry).with_http_connector(connector).build().map_err(fail)?);
+            ("azure", s.clone(), s)
+        }
+        "gs" => {
+            let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
+            for (k, v) in options {
+                b = b.with_config(config(scheme, &k)?, v);
+            }
+            let s = Arc::new(b.with_retry(retry).with_http_connector(connector).build().map_err(fail)?);
+            ("gcs", s.clone(), s)
+        }
+        _ => {
+            let s = Arc::new(InMemory::new());
+            ("memory", s.clone(), s)
+        }
+    })
+}
+
 impl ObjectTarget {
     pub fn new(scheme: &str, rest: &str, options: &OpenOptions) -> Result<Self, String> {
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         let counters = Arc::new(Counters::default());
         let retry = retry_config(&options.store)?;
-        let store_options = options.store.iter().filter(|(k, _)| !RETRY_KEYS.contains(&k.as_str()));
-        let connector = || CountingConnector { counters: counters.clone() };
-        let fail = |e: object_store::Error| format!("cannot configure {scheme}://{bucket}: {e}");
-        let (kind, store, parts): (&'static str, Arc<dyn ObjectStore>, Arc<dyn MultipartStore>) =
-            match scheme {
-                "s3" => {
-                    let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
-                    for (k, v) in store_options {
-                        b = b.with_config(config(scheme, k)?, v);
-                    }
-                    let s = Arc::new(b.with_retry(retry).with_http_connector(connector()).build().map_err(fail)?);
-                    ("s3", s.clone(), s)
-                }
-                "az" => {
-                    let mut b = MicrosoftAzureBuilder::from_env().with_container_name(bucket);
-                    for (k, v) in store_options {
-                        b = b.with_config(config(scheme, k)?, v);
-                    }
-                    let s = Arc::new(b.with_retry(retry).with_http_connector(connector()).build().map_err(fail)?);
-                    ("azure", s.clone(), s)
-                }
-                "gs" => {
-                    let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
-                    for (k, v) in store_options {
-                        b = b.with_config(config(scheme, k)?, v);
-                    }
-                    let s = Arc::new(b.with_retry(retry).with_http_connector(connector()).build().map_err(fail)?);
-                    ("gcs", s.clone(), s)
-                }
-                _ => {
-                    let s = Arc::new(InMemory::new());
-                    ("memory", s.clone(), s)
-                }
-            };
+        let store_options: Vec<(String, String)> = options
+            .store
+            .iter()
+            .filter(|(k, _)| !RETRY_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let build = |retry: RetryConfig| -> Result<Stores, String> {
+            build_stores(scheme, bucket, store_options.clone(), retry, counters.clone())
+        };
+        let (kind, store, parts) = build(retry)?;
+        // The probe must fail fast on an unreachable endpoint, not after minutes of retries.
+        let (_, probe_store, _) = build(RetryConfig { max_retries: 0, ..RetryConfig::default() })?;
         // Few threads: many ranks share a node, and requests in flight, not cores, set the need.
         let threads = options.in_flight.div_ceil(4).clamp(1, 4);
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -115,7 +138,7 @@ impl ObjectTarget {
         } else {
             (format!("{scheme}://{bucket}"), prefix.trim_matches('/').to_string())
         };
-        Ok(Self { kind, base, prefix, store, parts, runtime, counters })
+        Ok(Self { kind, base, prefix, store, probe_store, parts, runtime, counters })
     }
 
     fn path(&self, key: &str) -> Path {
@@ -159,6 +182,11 @@ impl ObjectTarget {
 
 /// One line a user can act on, from an object_store error.
 fn describe(e: &object_store::Error, what: &str, location: &str) -> io::Error {
+    let (kind, reason) = classify(e);
+    io::Error::new(kind, format!("{what} {location}: {reason}"))
+}
+
+fn classify(e: &object_store::Error) -> (io::ErrorKind, String) {
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
@@ -181,7 +209,7 @@ fn describe(e: &object_store::Error, what: &str, location: &str) -> io::Error {
         let first = text.lines().next().unwrap_or("").chars().take(300).collect::<String>();
         (io::ErrorKind::Other, first)
     };
-    io::Error::new(kind, format!("{what} {location}: {reason}"))
+    (kind, reason)
 }
 
 impl Target for ObjectTarget {
@@ -308,13 +336,19 @@ impl Target for ObjectTarget {
     }
 
     fn probe(&self, write: bool) -> io::Result<()> {
+        let reason = |e: object_store::Error| {
+            let (kind, reason) = classify(&e);
+            io::Error::new(kind, reason)
+        };
+        let store = &self.probe_store;
         if !write {
-            return self.list(".hpcio-probe").map(|_| ());
+            let prefix = Path::from(self.prefix.as_str());
+            let first = self.runtime.block_on(async { store.list(Some(&prefix)).next().await });
+            return first.map_or(Ok(()), |r| r.map(|_| ()).map_err(reason));
         }
-        let key = format!(".hpcio-probe-{}", std::process::id());
-        self.counters.add(Kind::Put);
-        self.run(self.store.put(&self.path(&key), PutPayload::from_static(b"hpcio")), "write to", &key)?;
-        self.remove(&key).map(|_| ())
+        let path = self.path(&format!(".hpcio-probe-{}", std::process::id()));
+        self.runtime.block_on(store.put(&path, PutPayload::from_static(b"hpcio"))).map_err(reason)?;
+        self.runtime.block_on(store.delete(&path)).map_err(reason)
     }
 
     fn begin_shared(&self, key: &str) -> io::Result<String> {
