@@ -58,7 +58,6 @@ class SuiteProgress:
         self._point: RunSpec | None = None
         self._point_started = self._started
         self._point_work_done = 0.0
-        self._bandwidths: dict[str, list[float]] = {}
         self._bar = _RichBar(self._out) if display == "bar" else None
         if self._bar:
             self._bar.start(self._total_work, self._done_work, self._fields("starting"))
@@ -68,13 +67,11 @@ class SuiteProgress:
         self._point = point
         self._point_started = time.monotonic()
         self._point_work_done = 0.0
-        self._bandwidths = {}
         if self._bar:
             self._bar.update(self._done_work, self._fields(describe(point)))
 
     def phase(self, figures: PhaseFigures) -> None:
         """A phase of the current point ended."""
-        self._bandwidths.setdefault(figures.phase, []).append(figures.bandwidth_bytes_per_s)
         if self._point is None:
             return
         # Advance by this phase's share of the point, never past the point's own weight.
