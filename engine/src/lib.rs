@@ -3,6 +3,7 @@
 mod buffer;
 mod clock;
 mod error;
+mod journal;
 pub mod exec;
 pub mod histogram;
 pub mod payload;
@@ -71,6 +72,12 @@ impl PyTarget {
     /// Keys directly under the target's prefix that start with `start`.
     fn list(&self, py: Python<'_>, start: &str) -> PyResult<Vec<String>> {
         py.detach(|| self.inner.list(start)).map_err(|e| error::target_error("cannot list", &self.url, &e))
+    }
+
+    /// Abort an upload of `key` (relative to the target's prefix) that a dead run left behind.
+    fn abort_upload(&self, py: Python<'_>, key: &str, id: &str) -> PyResult<()> {
+        py.detach(|| self.inner.abort_shared(key, id))
+            .map_err(|e| error::target_error("cannot abort an upload on", &self.url, &e))
     }
 
     fn remove(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<usize> {

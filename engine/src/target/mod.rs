@@ -92,7 +92,8 @@ pub trait Target: Send + Sync + Debug {
     fn begin_shared(&self, key: &str) -> io::Result<String>;
     /// Complete a shared upload from every rank's receipts, in part order.
     fn finish_shared(&self, key: &str, id: &str, receipts: Vec<Receipt>) -> io::Result<()>;
-    /// Abort a shared upload so no part or uncommitted block is left behind.
+    /// Abort a shared upload so no part or uncommitted block is left behind (also used for
+    /// uploads a dead rank left in the journal).
     fn abort_shared(&self, key: &str, id: &str) -> io::Result<()>;
 }
 

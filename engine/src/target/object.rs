@@ -4,6 +4,7 @@
 
 use super::http::CountingConnector;
 use super::{Caps, Handle, Limits, Mode, OpenOptions, Receipt, Target, Upload, WriteHint};
+use crate::journal::Journal;
 use crate::requests::{Counters, Kind};
 use bytes::Bytes;
 use futures::StreamExt;
@@ -35,6 +36,9 @@ pub struct ObjectTarget {
     parts: Arc<dyn MultipartStore>,
     runtime: tokio::runtime::Runtime,
     counters: Arc<Counters>,
+    journal: Journal,
+    /// The URL this target was opened with, as journal entries name it.
+    url: String,
 }
 
 impl std::fmt::Debug for ObjectTarget {
@@ -138,7 +142,9 @@ impl ObjectTarget {
         } else {
             (format!("{scheme}://{bucket}"), prefix.trim_matches('/').to_string())
         };
-        Ok(Self { kind, base, prefix, store, probe_store, parts, runtime, counters })
+        let url = format!("{scheme}://{rest}").trim_end_matches('/').to_string();
+        let journal = Journal::from_env();
+        Ok(Self { kind, base, prefix, store, probe_store, parts, runtime, counters, journal, url })
     }
 
     fn path(&self, key: &str) -> Path {
@@ -158,6 +164,14 @@ impl ObjectTarget {
     }
 
     fn abort(&self, key: &str, id: &str) -> io::Result<()> {
+        let outcome = self.abort_upload(key, id);
+        if outcome.is_ok() {
+            self.journal.forget(&self.url, key, id);
+        }
+        outcome
+    }
+
+    fn abort_upload(&self, key: &str, id: &str) -> io::Result<()> {
         let path = self.path(key);
         if self.kind == "azure" {
             // Azure keeps uncommitted blocks for 7 days and has no call to drop them; committing
@@ -175,8 +189,9 @@ impl ObjectTarget {
         receipts.sort_by_key(|(index, _)| *index);
         let parts = receipts.into_iter().map(|(_, content_id)| PartId { content_id }).collect();
         self.count(Kind::CompleteMultipart, Kind::PutBlockList);
-        self.run(self.parts.complete_multipart(&self.path(key), &id.to_string(), parts), "complete", key)
-            .map(|_| ())
+        self.run(self.parts.complete_multipart(&self.path(key), &id.to_string(), parts), "complete", key)?;
+        self.journal.forget(&self.url, key, id);
+        Ok(())
     }
 }
 
@@ -352,12 +367,17 @@ impl Target for ObjectTarget {
     }
 
     fn begin_shared(&self, key: &str) -> io::Result<String> {
-        if self.kind == "azure" {
+        let id = if self.kind == "azure" {
             // Azure has no upload to create: blocks are staged against the blob's name.
-            return Ok(String::from("blocks"));
+            String::from("blocks")
+        } else {
+            self.counters.add(Kind::CreateMultipart);
+            self.run(self.parts.create_multipart(&self.path(key)), "start upload of", key)?
+        };
+        if self.kind != "memory" {
+            self.journal.record(&self.url, key, &id);
         }
-        self.counters.add(Kind::CreateMultipart);
-        self.run(self.parts.create_multipart(&self.path(key)), "start upload of", key)
+        Ok(id)
     }
 
     fn finish_shared(&self, key: &str, id: &str, receipts: Vec<Receipt>) -> io::Result<()> {

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hpcio.errors import SpecError
+from hpcio.errors import HpcioError, SpecError
+from hpcio.results import io as results_io
+from hpcio.runner import journal
 from hpcio.spec.model import PATTERNS, RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.units import parse_size, parse_size_range
@@ -169,11 +173,22 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     specs = _specs(args, ranks)  # validates options before anything starts
     _check_output(args.output)
 
+    job = journal.set_up()  # before the launch: every rank inherits it
     if not inside and ranks > 1:
         from hpcio.runner.run import probe_target
 
+        if args.output:
+            results_io.recover_partial(args.output)
         probe_target(specs[0])
-        return world_mod.relaunch(ranks, argv)
+        code = world_mod.relaunch(ranks, argv)
+        if (code > 128 or code < 0) and code != 130:
+            # A rank died from a signal and could not say so itself.
+            signal_number = code - 128 if code > 128 else -code
+            print(f"hpcio: error: the MPI job failed: a rank was killed (signal "
+                  f"{signal_number})", file=sys.stderr)  # fmt: skip
+        if code != 0:
+            _clean_up_after(specs, job, args.output)
+        return code
 
     world = world_mod.open_world()
     if args.ranks is not None and args.ranks != world.size:
@@ -183,17 +198,39 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return _execute(world, args, specs)
 
 
+def _clean_up_after(specs: list[RunSpec], job: str, output: str | None) -> None:
+    """The MPI job failed or was interrupted: abort the uploads its ranks could not, remove
+    the files they left (unless --keep), and keep the iterations it finished."""
+    from hpcio.runner.run import open_target
+    from hpcio.workloads import patterns
+
+    for spec in {s.target.url: s for s in specs}.values():
+        target = spec.target
+        if target.is_object_store and target.kind != "memory":
+            aborted = journal.abort_abandoned(target.url, target.options, job)
+            if aborted:
+                print(f"hpcio: aborted {len(aborted)} incomplete upload(s) the job left on "
+                      f"{target.url}", file=sys.stderr)  # fmt: skip
+        if not spec.keep:
+            keys = {k for s in specs for k in patterns.get(s.pattern).keys(s)}
+            with contextlib.suppress(OSError, HpcioError):  # `hpcio clean` removes the rest
+                open_target(spec).remove(sorted(keys))
+    if output and results_io.recover_partial(output):
+        print(f"hpcio: kept the finished iterations in {output} (status interrupted)",
+              file=sys.stderr)  # fmt: skip
+
+
 def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:
     from hpcio.report.console import Console
-    from hpcio.results import io as results_io
     from hpcio.runner.sweep import run_all
     from hpcio.runner.world import topology
     from hpcio.spec.sweep import pending
 
     todo = specs
+    if args.output and world.rank == 0:
+        results_io.recover_partial(args.output)  # a run launched by hand that did not end
     if args.command == "sweep" and world.rank == 0:
-        done = list(results_io.read_records(args.output)) if os.path.getsize(args.output) else []
-        todo = pending(specs, [record["run"] for record in done])
+        todo = pending(specs, results_io.done_runs(args.output))
         print(
             f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
             f"{args.output}, {len(todo)} to run"

@@ -25,6 +25,39 @@ def append(path: str | os.PathLike[str], document: ResultDocument) -> None:
         raise ResultsError(f"cannot write results to {path}: {e.strerror}") from None
 
 
+def partial_path(path: str | os.PathLike[str]) -> Path:
+    """Where a run in progress keeps the document of its finished iterations."""
+    return Path(f"{os.fspath(path)}.partial")
+
+
+def save_partial(path: str | os.PathLike[str], document: ResultDocument) -> None:
+    """Replace the in-progress document (atomically: a kill leaves the old one or the new)."""
+    final = partial_path(path)
+    scratch = final.with_name(final.name + ".tmp")
+    scratch.write_text(json.dumps(document.to_dict(), separators=(",", ":")) + "\n")
+    os.replace(scratch, final)
+
+
+def discard_partial(path: str | os.PathLike[str]) -> None:
+    partial_path(path).unlink(missing_ok=True)
+
+
+def recover_partial(path: str | os.PathLike[str]) -> bool:
+    """Append the finished iterations of a run that did not end (status "interrupted").
+
+    Returns:
+        True if there was such a run.
+    """
+    partial = partial_path(path)
+    try:
+        record = json.loads(partial.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    append(path, ResultDocument.from_dict(record))
+    partial.unlink(missing_ok=True)
+    return True
+
+
 def _drop_partial_last_line(path: str | os.PathLike[str]) -> None:
     """A run killed mid-append leaves a last line without its newline; appending after it
     would glue two documents together, so cut it off (it was never a whole document)."""
@@ -86,6 +119,13 @@ def _numbered_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict]
                 f"(this hpcio reads {SCHEMA_VERSION})"
             )
         yield number, record
+
+
+def done_runs(path: str | os.PathLike[str]) -> list[dict]:
+    """The `run` records of the complete documents in `path` (for resuming a sweep)."""
+    if not Path(path).exists() or Path(path).stat().st_size == 0:
+        return []
+    return [r["run"] for r in read_records(path) if r.get("status", "complete") == "complete"]
 
 
 def read(path: str | os.PathLike[str]) -> list[ResultDocument]:

@@ -131,6 +131,9 @@ class ResultDocument:
     phases: tuple[PhaseFigures, ...]
     summary: dict[str, PhaseSummary]
     engine: dict[str, Any]
+    #: "complete", or "interrupted" when the run stopped early: `phases` and `summary` then
+    #: hold the iterations that finished. A resumed sweep runs interrupted points again.
+    status: str = "complete"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -19,6 +19,8 @@ from hpcio.workloads import patterns
 from hpcio.workloads._base import Phase, RankInfo, Workload
 
 Progress = Callable[[PhaseFigures], None]
+#: Called on rank 0 after each iteration with the document of the iterations so far.
+Checkpoint = Callable[[ResultDocument], None]
 
 
 def open_target(run: RunSpec) -> _engine.Target:
@@ -70,7 +72,12 @@ def probe_target(run: RunSpec) -> None:
         raise TargetError(f"target {run.target.url} {what}") from None
 
 
-def execute(world: Comm, run: RunSpec, progress: Progress | None = None) -> ResultDocument | None:
+def execute(
+    world: Comm,
+    run: RunSpec,
+    progress: Progress | None = None,
+    checkpoint: Checkpoint | None = None,
+) -> ResultDocument | None:
     """Run `run` on every rank of `world`; rank 0 gets the document, the others None.
 
     Raises:
@@ -96,6 +103,26 @@ def execute(world: Comm, run: RunSpec, progress: Progress | None = None) -> Resu
     target = open_target(run)
     figures: list[PhaseFigures] = []
     phases = [Phase(p) for p in run.phases] if run.phases else list(workload.phases)
+
+    def document(status: str) -> ResultDocument:
+        return ResultDocument(
+            schema_version=SCHEMA_VERSION,
+            kind=KIND,
+            hpcio_version=__version__,
+            started_at_utc=started,
+            finished_at_utc=_utc_now(),
+            hosts=topo.hosts,
+            ranks=world.size,
+            nodes=topo.nodes,
+            ranks_per_node=topo.ranks_per_node,
+            run=run.to_dict(),
+            cache=cache_record(run, topo.nodes, node_ram_bytes(), Phase.READ in phases),
+            phases=tuple(figures),
+            summary=summarize(figures),
+            engine={"debug_build": _engine.debug_build()},
+            status=status,
+        )
+
     # Like IOR without -k: files go after each iteration that wrote them, so iterations are
     # alike and disks do not fill; data that is only read goes once, at the end.
     rewrites = Phase.WRITE in phases
@@ -112,28 +139,15 @@ def execute(world: Comm, run: RunSpec, progress: Progress | None = None) -> Resu
                         progress(result)
             if not run.keep and rewrites:
                 _remove(world, target, run, workload)
+            if checkpoint is not None and world.rank == 0 and iteration + 1 < run.iterations:
+                checkpoint(document("interrupted"))
     finally:
         if not run.keep and not rewrites:
             _remove(world, target, run, workload)
 
     if world.rank != 0:
         return None
-    return ResultDocument(
-        schema_version=SCHEMA_VERSION,
-        kind=KIND,
-        hpcio_version=__version__,
-        started_at_utc=started,
-        finished_at_utc=_utc_now(),
-        hosts=topo.hosts,
-        ranks=world.size,
-        nodes=topo.nodes,
-        ranks_per_node=topo.ranks_per_node,
-        run=run.to_dict(),
-        cache=cache_record(run, topo.nodes, node_ram_bytes(), Phase.READ in phases),
-        phases=tuple(figures),
-        summary=summarize(figures),
-        engine={"debug_build": _engine.debug_build()},
-    )
+    return document("complete")
 
 
 def _phase(

@@ -24,10 +24,12 @@ def run_all(
     for spec in specs:
         if announce and world.rank == 0:
             announce(spec)
-        doc = execute(world, spec, progress)
+        checkpoint = (lambda partial: results_io.save_partial(output, partial)) if output else None
+        doc = execute(world, spec, progress, checkpoint)
         if doc is not None:
             if output:
                 results_io.append(output, doc)
+                results_io.discard_partial(output)
             if done:
                 done(doc)
             documents.append(doc)

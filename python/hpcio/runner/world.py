@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -191,16 +192,36 @@ def _is_open_mpi(mpiexec: str) -> bool:
 def relaunch(ranks: int, argv: Sequence[str]) -> int:
     """Run hpcio again under mpiexec with `ranks` ranks; its exit code."""
     env = dict(os.environ, HPCIO_LAUNCHED="1")
-    return subprocess.run(launch_command(ranks, argv), env=env, check=False).returncode
+    job = subprocess.Popen(launch_command(ranks, argv), env=env)
+    try:
+        return job.wait()
+    except KeyboardInterrupt:
+        # Ctrl-C reached the whole process group; if it came to us alone, pass it on. Then
+        # wait for the ranks to stop, so the caller can clean up after them.
+        job.send_signal(signal.SIGINT)
+        try:
+            job.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            job.kill()
+            job.wait()
+        return 130
 
 
 @contextlib.contextmanager
 def abort_on_error(world: Comm) -> Iterator[None]:
-    """An unexpected exception on one rank aborts the job instead of leaving the others waiting
-    in a collective. HpcioErrors are raised collectively by design and pass through."""
+    """An unexpected exception or an interrupt on one rank aborts the job instead of leaving the
+    others waiting in a collective. HpcioErrors are raised collectively by design and pass
+    through."""
     try:
         yield
-    except (HpcioError, KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
+        # The other ranks may be waiting for this one in a collective: take the job down.
+        if world.size > 1:
+            print(f"hpcio: interrupted (rank {world.rank})", file=sys.stderr)
+            sys.stderr.flush()
+            world.abort(130)
+        raise
+    except (HpcioError, SystemExit):
         raise
     except BaseException as exc:
         if world.size > 1:

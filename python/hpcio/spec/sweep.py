@@ -32,6 +32,10 @@ def point_key(run_record: dict[str, object]) -> str:
 
 
 def pending(specs: Iterable[RunSpec], done_records: Iterable[dict[str, object]]) -> list[RunSpec]:
-    """The specs whose point has no document yet."""
+    """The specs whose point has no document yet.
+
+    Args:
+        done_records: the `run` records of complete documents (interrupted ones don't count).
+    """
     done = {point_key(r) for r in done_records}
     return [s for s in specs if point_key(s.to_dict()) not in done]

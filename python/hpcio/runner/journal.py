@@ -1,0 +1,84 @@
+"""Uploads a dead or interrupted run left behind, found in the engine's upload journal and
+aborted by whoever outlives the run: the launching hpcio, or `hpcio clean`."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from hpcio import _engine
+
+
+def journal_dir() -> Path:
+    """$HPCIO_JOURNAL_DIR, else ~/.cache/hpcio/uploads (local to the node that ran rank 0)."""
+    configured = os.environ.get("HPCIO_JOURNAL_DIR")
+    if configured:
+        return Path(configured)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return cache / "hpcio" / "uploads"
+
+
+def set_up() -> str:
+    """Point the engine (in this process and every process it starts) at the journal, under
+    this job's id; returns the job id."""
+    os.environ.setdefault("HPCIO_JOURNAL_DIR", str(journal_dir()))
+    return os.environ.setdefault("HPCIO_JOB", uuid.uuid4().hex)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    path: Path
+    url: str
+    key: str
+    upload_id: str
+    job: str
+    pid: int
+
+
+def entries(url: str) -> list[Entry]:
+    """Journal entries for uploads to `url` still open, oldest first."""
+    found = []
+    directory = journal_dir()
+    if not directory.is_dir():
+        return []
+    for path in sorted(directory.glob("upload-*.json"), key=lambda p: p.stat().st_mtime):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if record.get("url") == url:
+            found.append(Entry(path, url, record["key"], record["id"], record.get("job", ""),
+                               int(record.get("pid", 0))))  # fmt: skip
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid > 0
+
+
+def abort_abandoned(url: str, options: Mapping[str, str], job: str | None = None) -> list[str]:
+    """Abort the uploads to `url` that runs left open: those of `job`, or with no job given
+    those whose process is gone. Returns the keys aborted."""
+    targets = [e for e in entries(url) if (e.job == job if job else not _alive(e.pid))]
+    if not targets:
+        return []
+    target = _engine.Target(url, options=dict(options))
+    aborted = []
+    for entry in targets:
+        try:
+            target.abort_upload(entry.key, entry.upload_id)
+        except OSError:
+            continue  # still listed: a later `hpcio clean` tries again
+        entry.path.unlink(missing_ok=True)
+        aborted.append(entry.key)
+    return aborted
