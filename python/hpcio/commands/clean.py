@@ -1,4 +1,5 @@
-"""`hpcio clean`: delete hpcio's own files or objects under a target's prefix, nothing else."""
+"""`hpcio clean`: delete hpcio's own files or objects under a target's prefix, nothing else,
+and abort the uploads that dead runs on this node left open there."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 from hpcio import _engine
 from hpcio.commands.run import add_store_option_argument, store_options
 from hpcio.errors import TargetError
+from hpcio.runner import journal
 from hpcio.spec.target import TargetSpec
 
 HELP = "delete hpcio's own files or objects under a target"
@@ -28,8 +30,12 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
         target = _engine.Target(spec.url, options=dict(spec.options))
         keys = target.list(OWN_PREFIX)
         removed = 0 if args.dry_run else target.remove(keys)
+        # Uploads that runs on this node left open and whose process is gone (the journal).
+        aborted = [] if args.dry_run else journal.abort_abandoned(spec.url, spec.options)
     except (OSError, ValueError) as e:
         raise TargetError(f"clean {spec.url}: {e}") from None
+    for key in aborted:
+        print(f"aborted the incomplete upload of {key}")
     for key in keys:
         print(f"{'would delete' if args.dry_run else 'deleted'} {key}")
     print(
