@@ -101,11 +101,16 @@ def test_environment_has_a_row_per_job_shape(report, parse_page):
         assert row["Last end (UTC)"][0] == max(d.finished_at_utc for d in shaped)
 
 
-def test_warnings_name_failed_operations_and_debug_builds(results, hpcio, tmp_path, parse_page):
+def test_warnings_name_failures_interruptions_throttling_and_debug_builds(
+    results, hpcio, tmp_path, parse_page
+):
     record = json.loads(results.a.read_text().splitlines()[0])
     record["phases"][0]["errors"] = 2
     record["phases"][0]["first_errors"] = ["rank 1: pwrite: No space left on device"]
     record["engine"]["debug_build"] = True
+    record["status"] = "interrupted"
+    record["summary"]["read"]["throttled"] = 3
+    record["summary"]["read"]["retried"] = 5
     source = tmp_path / "doubtful.jsonl"
     source.write_text(json.dumps(record) + "\n")
     done = hpcio("report", source, "--html", tmp_path / "page.html")
@@ -115,6 +120,9 @@ def test_warnings_name_failed_operations_and_debug_builds(results, hpcio, tmp_pa
         "write iteration 1: 2 failed operation(s): rank 1: pwrite: No space left on device" in text
     )
     assert "run 1: the engine was built without optimisation" in text
+    title = f"run 1 (sfmw {results.t1.as_uri()} 1 MiB/rank 2 ranks)"
+    assert f"{title}: interrupted: its figures hold only the iterations that finished" in text
+    assert f"{title}: read: the store throttled 3 response(s); 5 request(s) were retried" in text
 
 
 def loaded_images(page_path, chromium, tmp_path, parse_page):

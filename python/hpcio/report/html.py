@@ -186,8 +186,9 @@ class Caveat:
 
 def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
     """Every cause for doubt in the documents: reads that may have come from the page cache
-    (with each run's cache notes), failed operations, an engine built without optimisation.
-    Runs are numbered from 1 in the order of the files."""
+    (with each run's cache notes), interrupted runs, failed operations, throttled or retried
+    requests, an engine built without optimisation. Runs are numbered from 1 in the order of
+    the files."""
     titled = [(n, _run_title(d), d) for n, d in enumerate(docs, start=1)]
     found = []
     cached = [(n, title, d) for n, title, d in titled if d.cache.reads_may_hit_page_cache]
@@ -200,6 +201,21 @@ def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
             )
         )
     for n, title, doc in titled:
+        if doc.status != "complete":
+            found.append(
+                Caveat(
+                    f"run {n} ({title}): {doc.status}: its figures hold only the iterations "
+                    "that finished"
+                )
+            )
+        for name, summary in doc.summary.items():
+            if summary.throttled or summary.retried:
+                found.append(
+                    Caveat(
+                        f"run {n} ({title}): {name}: the store throttled {summary.throttled} "
+                        f"response(s); {summary.retried} request(s) were retried"
+                    )
+                )
         for phase in doc.phases:
             if phase.errors:
                 first = "; ".join(phase.first_errors)
