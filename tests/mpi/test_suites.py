@@ -75,6 +75,23 @@ def test_interrupted_suite_runs_only_what_is_missing(
     assert len({point_key(d["run"]) for d in docs}) == 8
 
 
+def test_interrupted_points_run_again(hpcio, file_url, read_documents, target_dir, tmp_path):
+    output = tmp_path / "results.jsonl"
+    suite_file = write(tmp_path, TWO_GROUPS.replace("ranks = [1, 2]", "ranks = 2"))
+    assert run_suite(hpcio, suite_file, file_url(target_dir), output).returncode == 0
+    first, second = read_documents(output)
+    # As a killed launch leaves it: the second point's finished iterations, marked so.
+    second["status"] = "interrupted"
+    output.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+
+    done = run_suite(hpcio, suite_file, file_url(target_dir), output)
+    assert done.returncode == 0, done.stderr
+    assert "2 points, 1 already in" in done.stdout
+    docs = read_documents(output)
+    assert [d.get("status", "complete") for d in docs] == ["complete", "interrupted", "complete"]
+    assert point_key(docs[2]["run"]) == point_key(second["run"])
+
+
 def write(tmp_path, text, name="s.toml"):
     path = tmp_path / name
     path.write_text(text)

@@ -78,8 +78,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _show(suite: Suite, output: str | None) -> int:
-    done = _done_records(output) if output else []
-    todo = {id(p) for p in _pending(suite.points, done)}
+    todo = {id(p) for p in _pending(suite.points, output)}
     scale = f" at scale {suite.scale}" if suite.scale else ""
     print(f"{suite.name}{scale}: {len(suite.points)} points, {len(todo)} to run")
     for index, point in enumerate(suite.points, start=1):
@@ -91,10 +90,14 @@ def _show(suite: Suite, output: str | None) -> int:
 def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
     """Outside MPI: run each (ranks, ranks per node) group that has points left in one
     mpiexec launch of this same command (a single rank runs here, without MPI)."""
+    from hpcio.results import io as results_io
+    from hpcio.runner import journal
     from hpcio.runner import world as world_mod
     from hpcio.runner.run import probe_target
 
-    todo = _pending(suite.points, _done_records(args.output))
+    job = journal.set_up()  # before any launch: every rank inherits it
+    results_io.recover_partial(args.output)
+    todo = _pending(suite.points, args.output)
     scale = f" at scale {suite.scale}" if suite.scale else ""
     print(
         f"hpcio suite: {suite.name}{scale}: {len(suite.points)} points, "
@@ -126,9 +129,25 @@ def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
             with _launcher(template, ranks, per_node, display):
                 code = world_mod.relaunch(ranks, child)
         if code:
+            _after_failed_launch(code, points, job, args.output)
             return code
     print(f"hpcio suite: done; {len(suite.points)} points in {args.output}", flush=True)
     return 0
+
+
+def _after_failed_launch(code: int, points: list[RunSpec], job: str, output: str) -> None:
+    """What `hpcio run` does when its MPI job fails or is interrupted: say if a rank was
+    killed, abort the uploads the job left open, remove its files, keep its finished
+    iterations (status interrupted, run again on resume)."""
+    # Shared with `hpcio run` rather than copied, so both clean up alike.
+    from hpcio.commands.run import _clean_up_after
+
+    if code > 128 and code != 130:
+        print(
+            f"hpcio: error: the MPI job failed: a rank was killed (signal {code - 128})",
+            file=sys.stderr,
+        )
+    _clean_up_after(points, job, output)
 
 
 @contextlib.contextmanager
@@ -160,12 +179,15 @@ def _execute(
 ) -> int:
     """Run this job's share of the points still to do; rank 0 shows progress and appends."""
     from hpcio.report.progress import SuiteProgress
+    from hpcio.results import io as results_io
     from hpcio.runner.sweep import run_all
 
     todo: list[RunSpec] = []
     progress = None
     if world.rank == 0:
-        remaining = _pending(suite.points, _done_records(args.output))
+        # A launch by hand that did not end left its finished iterations aside: keep them.
+        results_io.recover_partial(args.output)
+        remaining = _pending(suite.points, args.output)
         if group is not None:
             todo = [p for p in remaining if (p.ranks, p.ranks_per_node) == group]
         else:
@@ -227,18 +249,12 @@ def _phase_calls(point: RunSpec) -> int:
     return len(_phases(point)) * point.iterations
 
 
-def _pending(points: Sequence[RunSpec], done: list[dict]) -> list[RunSpec]:
+def _pending(points: Sequence[RunSpec], output: str | None) -> list[RunSpec]:
+    """The points without a complete document in `output` (interrupted ones run again)."""
+    from hpcio.results import io as results_io
     from hpcio.spec.sweep import pending
 
-    return pending(points, [record["run"] for record in done])
-
-
-def _done_records(output: str | None) -> list[dict]:
-    from hpcio.results import io as results_io
-
-    if not output or not os.path.exists(output) or os.path.getsize(output) == 0:
-        return []
-    return list(results_io.read_records(output))
+    return pending(points, results_io.done_runs(output) if output else [])
 
 
 def _check_output(path: str) -> None:
