@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+import servers
 
 #: No hpcio command in this suite should come near this; it only stops a hung MPI job.
 CLI_TIMEOUT_S = 120
@@ -161,3 +162,37 @@ def engine_run(target_dir: Path) -> Callable[..., dict]:
         return executor.figures()
 
     return run
+
+
+# -- local object-storage servers (tests/servers.py; installed by scripts/servers) -----------
+
+
+def _serve(kind: type[servers.LocalServer], tmp_path_factory: pytest.TempPathFactory):
+    missing = kind.missing()
+    if missing:
+        pytest.skip(missing)
+    with servers.running(kind, tmp_path_factory.mktemp(kind.name)) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory):
+    """versitygw on 127.0.0.1 with bucket 'hpcio-test' (servers.S3Server): .env for
+    object_store and the SDKs, .url(prefix) -> s3://hpcio-test/prefix, .client() -> boto3.
+    One for the session; stopped by PID at its end."""
+    yield from _serve(servers.S3Server, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def azure_server(tmp_path_factory: pytest.TempPathFactory):
+    """Azurite on 127.0.0.1 with container 'hpcio-test' (servers.AzuriteServer): .env,
+    .url(prefix) -> az://hpcio-test/prefix, .container_client() -> azure-storage-blob."""
+    yield from _serve(servers.AzuriteServer, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def gcs_server(tmp_path_factory: pytest.TempPathFactory):
+    """fake-gcs-server on 127.0.0.1 with bucket 'hpcio-test' (servers.FakeGcsServer): .env,
+    .url(prefix) -> gs://hpcio-test/prefix, .upload/.download/.list through the JSON API.
+    object_store can only READ from it (see servers.FakeGcsServer)."""
+    yield from _serve(servers.FakeGcsServer, tmp_path_factory)
