@@ -35,14 +35,21 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(_MPI_PREFIXES)}
 
 
+def _without_cloud_settings(environ: dict[str, str]) -> dict[str, str]:
+    # A test server's settings must not mix with this machine's (AWS_PROFILE, a CA bundle...).
+    return {k: v for k, v in environ.items() if not k.startswith(servers._FOREIGN_PREFIXES)}
+
+
 def run_cli(
     *args: object,
     launcher: tuple[str, ...] = (),
     timeout: float = CLI_TIMEOUT_S,
     stdout_closed: bool = False,
+    env: dict[str, str] | None = None,
 ) -> Completed:
     """Run `[launcher] python -m hpcio args`; with stdout_closed, its stdout is a pipe nobody
-    reads from any more (as in `hpcio ... | head -1` after head has exited)."""
+    reads from any more (as in `hpcio ... | head -1` after head has exited). `env` adds to the
+    environment (a test server's endpoint and credentials)."""
     command = [*launcher, sys.executable, "-m", "hpcio", *map(str, args)]
     stdout: int = subprocess.PIPE
     if stdout_closed:
@@ -55,7 +62,7 @@ def run_cli(
             stderr=subprocess.PIPE,
             text=True,
             timeout=timeout,
-            env=_env(),
+            env=_env() if env is None else {**_without_cloud_settings(_env()), **env},
             check=False,
         )
     finally:
