@@ -52,7 +52,7 @@ def test_killed_rank_aborts_the_shared_upload(s3_server, tmp_path):
     # Kill once the shared upload exists: rank 0 journals it right after creating it.
     wait_for(lambda: journal.is_dir() and any(journal.iterdir()))
     os.kill(victim, signal.SIGKILL)
-    out, err = job.communicate(timeout=120)
+    _out, err = job.communicate(timeout=120)
     assert job.returncode == 128 + signal.SIGKILL
     assert "hpcio: error: the MPI job failed: a rank was killed (signal 9)" in err
     assert "aborted 1 incomplete upload(s) the job left on" in err
