@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 from hpcio import _engine
 
 pytestmark = pytest.mark.mpi

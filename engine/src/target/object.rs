@@ -201,6 +201,13 @@ fn describe(e: &object_store::Error, what: &str, location: &str) -> io::Error {
     io::Error::new(kind, format!("{what} {location}: {reason}"))
 }
 
+/// The text between the first `start` and the next `end` after it.
+fn between(text: &str, start: &str, end: &str) -> Option<String> {
+    let from = text.find(start)? + start.len();
+    let to = text[from..].find(end)? + from;
+    Some(text[from..to].trim().to_string())
+}
+
 fn classify(e: &object_store::Error) -> (io::ErrorKind, String) {
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
@@ -220,6 +227,11 @@ fn classify(e: &object_store::Error) -> (io::ErrorKind, String) {
         (io::ErrorKind::ConnectionRefused, "cannot connect to the endpoint".to_string())
     } else if matches!(e, object_store::Error::NotFound { .. }) {
         (io::ErrorKind::NotFound, "not found".to_string())
+    } else if let Some(status) = between(&text, "status code: ", ":") {
+        let message = between(&text, "\"message\":\"", "\"")
+            .or_else(|| between(&text, "<Message>", "</Message>"))
+            .map_or(String::new(), |m| format!(": {m}"));
+        (io::ErrorKind::Other, format!("the store refused the request (HTTP {status}{message})"))
     } else {
         let first = text.lines().next().unwrap_or("").chars().take(300).collect::<String>();
         (io::ErrorKind::Other, first)

@@ -187,7 +187,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             print(f"hpcio: error: the MPI job failed: a rank was killed (signal "
                   f"{signal_number})", file=sys.stderr)  # fmt: skip
         if code != 0:
-            _clean_up_after(specs, job, args.output)
+            clean_up_after(specs, job, args.output)
         return code
 
     world = world_mod.open_world()
@@ -198,7 +198,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return _execute(world, args, specs)
 
 
-def _clean_up_after(specs: list[RunSpec], job: str, output: str | None) -> None:
+def clean_up_after(specs: list[RunSpec], job: str, output: str | None) -> None:
     """The MPI job failed or was interrupted: abort the uploads its ranks could not, remove
     the files they left (unless --keep), and keep the iterations it finished."""
     from hpcio.runner.run import open_target

@@ -140,14 +140,14 @@ def _after_failed_launch(code: int, points: list[RunSpec], job: str, output: str
     killed, abort the uploads the job left open, remove its files, keep its finished
     iterations (status interrupted, run again on resume)."""
     # Shared with `hpcio run` rather than copied, so both clean up alike.
-    from hpcio.commands.run import _clean_up_after
+    from hpcio.commands.run import clean_up_after
 
     if code > 128 and code != 130:
         print(
             f"hpcio: error: the MPI job failed: a rank was killed (signal {code - 128})",
             file=sys.stderr,
         )
-    _clean_up_after(points, job, output)
+    clean_up_after(points, job, output)
 
 
 @contextlib.contextmanager
