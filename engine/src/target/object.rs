@@ -24,6 +24,9 @@ const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 const TIB: u64 = 1 << 40;
 
+/// Request timeout unless --store-option timeout=... says otherwise.
+const DEFAULT_TIMEOUT: &str = "600s";
+
 /// hpcio's own settings among --store-option keys; the rest go to object_store.
 const RETRY_KEYS: [&str; 4] = ["max_retries", "retry_timeout_s", "backoff_initial_ms", "backoff_max_s"];
 
@@ -117,12 +120,18 @@ impl ObjectTarget {
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         let counters = Arc::new(Counters::default());
         let retry = retry_config(&options.store)?;
-        let store_options: Vec<(String, String)> = options
+        let mut store_options: Vec<(String, String)> = options
             .store
             .iter()
             .filter(|(k, _)| !RETRY_KEYS.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        // object_store's 30 s request timeout is shorter than a large multipart completion
+        // takes (the store assembles the object): the retry then "succeeds" before the object
+        // exists and the phase reports bandwidth it never had. Wait as long as a store may.
+        if !options.store.contains_key("timeout") && scheme != "memory" {
+            store_options.push(("timeout".to_string(), DEFAULT_TIMEOUT.to_string()));
+        }
         let build = |retry: RetryConfig| -> Result<Stores, String> {
             build_stores(scheme, bucket, store_options.clone(), retry, counters.clone())
         };
