@@ -21,6 +21,7 @@ COMMANDS = {
     "cost": "hpcio.commands.cost",
     "clean": "hpcio.commands.clean",
     "compare": "hpcio.commands.compare",
+    "profile": "hpcio.commands.profile",
 }
 
 

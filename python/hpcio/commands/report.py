@@ -49,6 +49,11 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     docs = read_documents(args.results)
     if plots_dir is None and html_path is None:
         sys.stdout.write(render(study_tables(docs), args.format))
+        profiled = [doc for doc in docs if doc.run.get("profile")]
+        if profiled and args.format == "md":
+            from hpcio.report.profiles import profile_tables
+
+            sys.stdout.write("\n" + profile_tables(profiled) + "\n")
         return 0
     from hpcio.report import plots
 

@@ -43,6 +43,11 @@ class RunSpec:
     #: differing only in layout stay apart; None: whatever the launcher gave. The layout the
     #: job really had is the document's own `ranks_per_node`.
     ranks_per_node: int | None = None
+    #: Transfers in a seeded random order (a permutation of the same offsets, a new one per
+    #: rank and phase) instead of ascending; mfmw and mfmr only. The fio profiles use it.
+    random_offsets: bool = False
+    #: The storage profile (`hpcio profile`) this run measures; None for plain runs.
+    profile: str | None = None
 
     @property
     def block_bytes(self) -> int:
@@ -105,6 +110,8 @@ class RunSpec:
                 f"ranks per node must be from 1 to the {self.ranks} ranks, "
                 f"got {self.ranks_per_node}"
             )
+        if self.random_offsets and self.pattern not in ("mfmw", "mfmr"):
+            raise SpecError(f"random offsets work with mfmw and mfmr, not {self.pattern}")
         if self.read_scope not in ("all", "own"):
             raise SpecError(f"--read-scope must be 'all' or 'own', got '{self.read_scope}'")
         return self
@@ -125,6 +132,10 @@ class RunSpec:
             # Absent rather than null, so documents of plain runs keep the fields they always
             # had and compare equal to those written before the field existed.
             del record["ranks_per_node"]
+        if not self.random_offsets:
+            del record["random_offsets"]
+        if self.profile is None:
+            del record["profile"]
         return record
 
     @classmethod

@@ -143,6 +143,16 @@ def own_offsets(run: RunSpec, rank: int, *, shared: bool) -> np.ndarray:
     return (starts[:, None] + j[None, :]).ravel()
 
 
+def in_visit_order(run: RunSpec, offsets: np.ndarray, rank: int, phase: Phase) -> np.ndarray:
+    """`offsets` as the run visits them: unchanged, or with random_offsets a permutation seeded
+    by (seed, rank, phase), so every offset is visited exactly once and reruns repeat it."""
+    if not run.random_offsets:
+        return offsets
+    phase_number = list(Phase).index(phase)
+    generator = np.random.default_rng([run.seed, rank, phase_number])
+    return generator.permutation(offsets)
+
+
 def owner_of(run: RunSpec, offsets: np.ndarray) -> np.ndarray:
     """The rank that wrote each offset of a shared file."""
     return ((offsets // np.uint64(run.block_bytes)) % np.uint64(run.ranks)).astype(np.uint32)

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import ClassVar
 
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import Phase, Plan, RankInfo, Sharing, own_offsets, read_plan, write_plan
+from hpcio.workloads._base import (
+    Phase,
+    Plan,
+    RankInfo,
+    Sharing,
+    in_visit_order,
+    own_offsets,
+    read_plan,
+    write_plan,
+)
 
 
 def rank_key(rank: int) -> str:
@@ -21,9 +30,11 @@ class MfmwPattern:
     def plan(self, run: RunSpec, phase: Phase, who: RankInfo) -> Plan:
         if phase is Phase.WRITE:
             offsets = own_offsets(run, who.rank, shared=False)
+            offsets = in_visit_order(run, offsets, who.rank, phase)
             return write_plan(run, rank_key(who.rank), offsets, who.rank)
         source = who.read_source(run.reorder)
-        return read_plan(run, rank_key(source), own_offsets(run, source, shared=False), source)
+        offsets = in_visit_order(run, own_offsets(run, source, shared=False), who.rank, phase)
+        return read_plan(run, rank_key(source), offsets, source)
 
     def keys(self, run: RunSpec) -> list[str]:
         return [rank_key(r) for r in range(run.ranks)]

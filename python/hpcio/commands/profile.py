@@ -1,0 +1,139 @@
+"""`hpcio profile`: the fio study's five storage profiles, one or all, with its two tables."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hpcio.commands.run import _check_output, add_store_option_argument, store_options
+from hpcio.errors import SpecError
+from hpcio.results import io as results_io
+from hpcio.runner import journal
+from hpcio.spec.target import TargetSpec
+from hpcio.units import parse_size
+from hpcio.workloads.profiles import fio
+
+if TYPE_CHECKING:
+    from hpcio.runner.world import Comm
+    from hpcio.spec.model import RunSpec
+
+HELP = "fio-style storage profiles: streaming, latency, random throughput, small working set"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", help=", ".join(fio.PROFILES) + ", or all (the five in turn)")
+    p.add_argument(
+        "--target",
+        required=True,
+        help="file:///scratch/hpcio, s3://bucket/prefix, az://container/prefix, "
+        "gs://bucket/prefix, memory://",
+    )
+    add_store_option_argument(p)
+    p.add_argument(
+        "--size",
+        help="data set of the whole run, split evenly between ranks (default: twice this "
+        "node's RAM for streaming, 1GiB for the others)",
+    )
+    p.add_argument("-n", "--ranks", type=int, help="MPI ranks; starts mpiexec when needed")
+    p.add_argument("-i", "--iterations", type=int, default=1, help="repetitions (default 1)")
+    p.add_argument(
+        "--direct", action="store_true", help="O_DIRECT for every profile (POSIX targets)"
+    )
+    p.add_argument("--verify", action="store_true", help="check every byte read")
+    p.add_argument("--keep", action="store_true", help="keep the files afterwards")
+    p.add_argument("--seed", type=int, default=1, help="payload and random-order seed")
+    p.add_argument("-o", "--output", help="append result documents (JSON Lines) to this file")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the tables")
+
+
+def specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
+    """The runs `args` asks for, validated.
+
+    Raises:
+        SpecError: an unknown profile, a bad size, or a store that cannot take a profile.
+    """
+    from hpcio.runner.cache import node_ram_bytes
+
+    if args.iterations < 1:
+        raise SpecError(f"-i must be at least 1, got {args.iterations}")
+    names = list(fio.PROFILES) if args.name == "all" else [fio.get(args.name).name]
+    target = TargetSpec.from_url(args.target, **store_options(args.store_option))
+    size = parse_size(args.size) if args.size is not None else None
+    ram = node_ram_bytes()
+    return [
+        fio.profile_run(
+            fio.PROFILES[name],
+            target,
+            ranks=ranks,
+            size_bytes=size,
+            node_ram_bytes=ram,
+            direct=args.direct,
+            verify=args.verify,
+            seed=args.seed,
+            iterations=args.iterations,
+            keep=args.keep,
+        )
+        for name in names
+    ]
+
+
+def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from hpcio.commands.run import clean_up_after
+    from hpcio.runner import world as world_mod
+
+    if args.ranks is not None and args.ranks < 1:
+        raise SpecError(f"-n must be at least 1, got {args.ranks}")
+    ranks = args.ranks or 1
+    todo = specs(args, ranks)
+    _check_output(args.output)
+    job = journal.set_up()
+    if not world_mod.inside_mpi_job() and ranks > 1:
+        from hpcio.runner.run import probe_target
+
+        if args.output:
+            results_io.recover_partial(args.output)
+        probe_target(todo[0])
+        code = world_mod.relaunch(ranks, argv)
+        if code != 0:
+            clean_up_after(todo, job, args.output)
+        return code
+
+    world = world_mod.open_world()
+    if args.ranks is not None and args.ranks != world.size:
+        raise SpecError(f"-n {args.ranks} but the MPI job has {world.size} ranks")
+    todo = [dataclasses.replace(s, ranks=world.size) for s in todo]
+    with world_mod.abort_on_error(world):
+        return _execute(world, args, todo)
+
+
+def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
+    from hpcio.report.console import Console, say
+    from hpcio.report.profiles import profile_tables
+    from hpcio.runner.sweep import run_all
+    from hpcio.runner.world import topology
+
+    console = Console(topology(world), quiet=args.quiet)
+    note = fio.object_store_note(todo[0].target)
+    if world.rank == 0 and note:
+        say(note)
+
+    def announce(run: RunSpec) -> None:
+        profile = fio.PROFILES[str(run.profile)]
+        if not args.quiet:
+            say(f"hpcio profile: {profile.name}: {profile.describe()}")
+        console.announce(run)
+
+    def finished(doc: object) -> None:
+        if not args.quiet:
+            console.finished(doc)  # type: ignore[arg-type]
+
+    docs = run_all(world, todo, args.output, console.progress, announce, finished)
+    if world.rank == 0:
+        if not args.quiet:
+            say("")
+        say(profile_tables(docs))
+        sys.stdout.flush()
+    return 0

@@ -1,0 +1,179 @@
+"""The five storage profiles of the fio study (reference 003): data, and RunSpecs built from it.
+
+A profile is a preset over the N-N patterns: every rank writes its own file (mfmw), then reads
+it back, in ascending or seeded random order, with a fixed transfer and number of requests in
+flight. small-wss only reads (mfmr): its working set is laid out untimed first, as the patterns
+that only read do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from hpcio.errors import SpecError
+from hpcio.spec.model import RunSpec
+from hpcio.spec.target import TargetSpec
+from hpcio.units import format_bytes
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One fio-style job: how it moves data, and how much by default."""
+
+    name: str
+    order: Literal["sequential", "random"]
+    transfer_bytes: int
+    #: Requests in flight inside one rank (fio's threads); with several ranks it adds up.
+    in_flight: int
+    #: Bypass the client's page cache (O_DIRECT on POSIX; object stores have none).
+    bypass_cache: bool
+    #: Timed phases; a read-only profile lays its data out untimed first.
+    phases: tuple[str, ...]
+    #: Data set of the whole run when --size is not given; None: twice the node's RAM.
+    default_size_bytes: int | None
+    what: str
+
+    @property
+    def pattern(self) -> str:
+        return "mfmw" if "write" in self.phases else "mfmr"
+
+    def describe(self) -> str:
+        """One line: how the profile moves data."""
+        phases = " then ".join(self.phases)
+        bypass = ", client cache bypassed" if self.bypass_cache else ""
+        return (
+            f"{self.order} {format_bytes(self.transfer_bytes)} {phases}, "
+            f"{self.in_flight} in flight per rank{bypass}"
+        )
+
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "streaming", "sequential", MiB, 32, False, ("write", "read"), None,
+            "maximum bandwidth: big sequential transfers, many at once, caches defeated by size",
+        ),
+        Profile(
+            "max-latency", "random", 4 * KiB, 1, False, ("write", "read"), GiB,
+            "the latency to expect at worst: small random transfers, one at a time",
+        ),
+        Profile(
+            "min-latency", "sequential", 4 * KiB, 1, True, ("write", "read"), GiB,
+            "the latency floor (mostly the network): small sequential transfers, cache bypassed",
+        ),
+        Profile(
+            "random-throughput", "random", 4 * KiB, 32, False, ("write", "read"), GiB,
+            "the most small random operations per second: 4 KiB transfers, many at once",
+        ),
+        Profile(
+            "small-wss", "sequential", MiB, 32, True, ("read",), GiB,
+            "network against back end: sequential reads of a working set the storage caches",
+        ),
+    )
+}  # fmt: skip
+
+
+def get(name: str) -> Profile:
+    """The profile called `name`.
+
+    Raises:
+        SpecError: no such profile; the message lists them.
+    """
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise SpecError(
+            f"unknown profile '{name}'; choose one of {', '.join(PROFILES)}, all"
+        ) from None
+
+
+def profile_run(
+    profile: Profile,
+    target: TargetSpec,
+    *,
+    ranks: int,
+    size_bytes: int | None,
+    node_ram_bytes: int,
+    direct: bool = False,
+    verify: bool = False,
+    seed: int = 1,
+    iterations: int = 1,
+    keep: bool = False,
+) -> RunSpec:
+    """The run that measures `profile` on `target`.
+
+    Args:
+        profile: what to measure.
+        target: where.
+        ranks: MPI ranks; the data set is split evenly between them.
+        size_bytes: the data set of the whole run (all ranks); None for the profile's default.
+        node_ram_bytes: this node's RAM, for streaming's default of twice that.
+        direct: bypass the page cache even where the profile does not (POSIX only).
+        verify: check every byte read.
+        seed: payload and random-order seed.
+        iterations: repetitions.
+        keep: keep the files afterwards.
+
+    Raises:
+        SpecError: a size too small for one transfer per rank, or a store that cannot take the
+            profile's writes.
+    """
+    size = size_bytes if size_bytes is not None else profile.default_size_bytes
+    if size is None:
+        if not node_ram_bytes:
+            raise SpecError(f"{profile.name}: this node's RAM is unknown; give --size")
+        size = 2 * node_ram_bytes
+    transfer = profile.transfer_bytes
+    per_rank = size // ranks // transfer * transfer
+    if per_rank < transfer:
+        raise SpecError(
+            f"--size {format_bytes(size)} over {ranks} rank(s) is less than one "
+            f"{format_bytes(transfer)} transfer per rank; use --size "
+            f"{format_bytes(ranks * transfer).replace(' ', '')} or more"
+        )
+    _check_store(profile, target)
+    return RunSpec(
+        pattern=profile.pattern,
+        target=target,
+        ranks=ranks,
+        size_per_rank_bytes=per_rank,
+        transfer_bytes=transfer,
+        iterations=iterations,
+        direct=(profile.bypass_cache or direct) and not target.is_object_store,
+        verify=verify,
+        keep=keep,
+        in_flight=profile.in_flight,
+        seed=seed,
+        random_offsets=profile.order == "random",
+        profile=profile.name,
+    ).validate()
+
+
+#: Smallest multipart part (all but the last) on stores that have one.
+_MIN_PART_BYTES = {"s3": 5 * MiB, "gcs": 5 * MiB}
+
+
+def _check_store(profile: Profile, target: TargetSpec) -> None:
+    minimum = _MIN_PART_BYTES.get(target.kind, 0)
+    if minimum and profile.transfer_bytes < minimum:
+        raise SpecError(
+            f"{profile.name} on {target.kind}: each rank's {format_bytes(profile.transfer_bytes)} "
+            f"writes are parts of its object, and {target.kind} parts must be at least "
+            f"{format_bytes(minimum)}; run this profile on file://, az:// or memory://"
+        )
+
+
+def object_store_note(target: TargetSpec) -> str | None:
+    """What a transfer means on an object store, for the output; None on POSIX."""
+    if not target.is_object_store:
+        return None
+    part = "staged block" if target.kind == "azure" else "part"
+    return (
+        f"note: on {target.kind} each write is one {part} of the rank's object (a 4 KiB write "
+        f"is a 4 KiB {part}, the object committed at close), and each read a ranged GET of "
+        "one transfer; there is no client cache to bypass"
+    )

@@ -1,0 +1,109 @@
+import re
+
+import pytest
+from hpcio.workloads.profiles import fio
+
+pytestmark = pytest.mark.mpi
+
+MiB = 1 << 20
+
+
+def run_profile(hpcio, target, output, name, *more, ranks=2, env=None):
+    done = hpcio(
+        "profile", name, "--target", target, "--size", "2MiB", "--verify",
+        "-o", output, "-n", ranks, *more, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return done
+
+
+@pytest.mark.parametrize("name", list(fio.PROFILES))
+def test_each_profile_runs_and_verifies(hpcio, file_url, read_documents, target_dir, name):
+    output = target_dir.parent / "results.jsonl"
+    run_profile(hpcio, file_url(target_dir), output, name)
+    (doc,) = read_documents(output)
+    profile = fio.PROFILES[name]
+    assert doc["run"]["profile"] == name
+    assert doc["run"]["transfer_bytes"] == profile.transfer_bytes
+    assert doc["run"]["in_flight"] == profile.in_flight
+    assert doc["run"].get("random_offsets", False) == (profile.order == "random")
+    assert tuple(doc["summary"]) == profile.phases
+    for phase in doc["summary"].values():
+        assert phase["bytes_total"] == 2 * MiB
+        assert phase["errors"] == 0
+        assert phase["latency"]["count"] == 2 * MiB // profile.transfer_bytes
+    assert list(target_dir.iterdir()) == []  # removed afterwards
+
+
+def table_values(text, title):
+    """{row label: [cells]} of the table under `title` in `text`."""
+    block = text.split(title, 1)[1].strip().split("\n\n")[0]
+    rows = [line.strip("|").split("|") for line in block.splitlines() if line.startswith("|")]
+    header = [cell.strip() for cell in rows[0]]
+    return header, {r[0].strip(): [c.strip() for c in r[1:]] for r in rows[2:]}
+
+
+def test_profile_all_prints_the_studys_tables_from_the_documents(
+    hpcio, file_url, read_documents, target_dir
+):
+    output = target_dir.parent / "results.jsonl"
+    done = run_profile(hpcio, file_url(target_dir), output, "all", "-q")
+    docs = read_documents(output)
+    names = list(fio.PROFILES)
+    assert [d["run"]["profile"] for d in docs] == names
+    header, bandwidth = table_values(done.stdout, "Bandwidth (MiB/s, mean over iterations)")
+    assert header == ["MiB/s", *names]
+    _, latency = table_values(done.stdout, "Latency per operation (ms)")
+    for doc, column in zip(docs, range(len(names)), strict=True):
+        for phase, label in (("write", "Writes"), ("read", "Reads")):
+            summary = doc["summary"].get(phase)
+            cell = bandwidth[f"{label}:"][column]
+            if summary is None:
+                assert cell == "-"
+                continue
+            assert cell == f"{summary['bandwidth_mib_s']['mean']:.2f}"
+            for key, statistic in (("mean_s", "Avg."), ("p50_s", "Median"), ("p99_s", "99%")):
+                expected = f"{summary['latency'][key] * 1e3:.3f}"
+                assert latency[f"{label} {statistic}:"][column] == expected
+
+    report = hpcio("report", output)
+    assert report.returncode == 0, report.stderr
+    assert table_values(report.stdout, "Latency per operation (ms)")[1] == latency
+
+
+def test_object_store_output_says_what_a_transfer_is(hpcio, tmp_path):
+    done = run_profile(hpcio, "memory://", tmp_path / "r.jsonl", "max-latency", ranks=1)
+    assert re.search(r"note: on memory each write is one part .* a ranged GET", done.stdout)
+
+
+def test_profile_on_azure_writes_4kib_blocks(hpcio, azure_server, tmp_path, read_documents):
+    output = tmp_path / "r.jsonl"
+    done = run_profile(
+        hpcio, azure_server.url("profile"), output, "random-throughput", ranks=1,
+        env=azure_server.env,
+    )  # fmt: skip
+    assert "each write is one staged block" in done.stdout
+    (doc,) = read_documents(output)
+    assert doc["summary"]["read"]["bytes_total"] == 2 * MiB
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("nope",), "unknown profile 'nope'"),
+        (("streaming", "--size", "1KiB"), "less than one 1 MiB transfer per rank"),
+        (("streaming", "--size", "lots"), "lots"),
+        (("all", "-n", "0"), "-n must be at least 1"),
+    ],
+)
+def test_bad_input_is_one_line(hpcio, file_url, target_dir, error_line, args, message):
+    done = hpcio("profile", *args, "--target", file_url(target_dir))
+    assert done.returncode == 2
+    assert message in error_line(done)
+
+
+def test_s3_refuses_parts_below_its_minimum(hpcio, error_line):
+    done = hpcio("profile", "max-latency", "--target", "s3://bucket/prefix", "--size", "1MiB")
+    assert done.returncode == 2
+    assert "s3 parts must be at least 5 MiB" in error_line(done)

@@ -1,0 +1,131 @@
+import dataclasses
+
+import numpy as np
+import pytest
+from hpcio.errors import SpecError
+from hpcio.spec.model import RunSpec
+from hpcio.spec.target import TargetSpec
+from hpcio.workloads import patterns
+from hpcio.workloads._base import Op, Phase, RankInfo
+from hpcio.workloads.patterns.mfmw import rank_key
+from hpcio.workloads.profiles import fio
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+POSIX = TargetSpec.from_url("file:///tmp/x")
+
+
+def profile_spec(name, ranks=2, size=64 * KiB * 2, target=POSIX, **more):
+    return fio.profile_run(
+        fio.get(name), target, ranks=ranks, size_bytes=size, node_ram_bytes=8 * GiB, **more
+    )
+
+
+def transfer_offsets(run, phase, rank=0):
+    plan = patterns.get(run.pattern).plan(run, phase, RankInfo(rank, run.ranks))
+    moving = plan.ops == (Op.WRITE if phase is Phase.WRITE else Op.READ)
+    return plan.offsets[moving], plan
+
+
+def test_sequential_profile_visits_offsets_in_order():
+    run = profile_spec("min-latency", size=2 * 16 * KiB)
+    offsets, plan = transfer_offsets(run, Phase.WRITE, rank=1)
+    assert offsets.tolist() == [0, 4 * KiB, 8 * KiB, 12 * KiB]
+    assert plan.keys == (rank_key(1),)
+    assert plan.ops.tolist() == [Op.OPEN_WRITE, *[Op.WRITE] * 4, Op.CLOSE]
+
+
+@pytest.mark.parametrize("phase", [Phase.WRITE, Phase.READ])
+def test_random_profile_visits_every_offset_once(phase):
+    run = profile_spec("max-latency", size=2 * MiB)
+    offsets, _ = transfer_offsets(run, phase)
+    expected = np.arange(0, MiB, 4 * KiB, dtype=np.uint64)
+    assert len(offsets) == len(expected) == 256
+    assert np.array_equal(np.sort(offsets), expected)
+    assert not np.array_equal(offsets, expected)
+
+
+def test_random_order_is_seeded_and_differs_by_rank_phase_and_seed():
+    run = profile_spec("random-throughput", size=2 * MiB)
+    write0, _ = transfer_offsets(run, Phase.WRITE, rank=0)
+    assert np.array_equal(write0, transfer_offsets(run, Phase.WRITE, rank=0)[0])
+    assert not np.array_equal(write0, transfer_offsets(run, Phase.WRITE, rank=1)[0])
+    assert not np.array_equal(write0, transfer_offsets(run, Phase.READ, rank=0)[0])
+    reseeded = dataclasses.replace(run, seed=2)
+    assert not np.array_equal(write0, transfer_offsets(reseeded, Phase.WRITE, rank=0)[0])
+
+
+def test_random_read_checks_the_writer_of_each_offset():
+    run = profile_spec("max-latency", size=2 * MiB)
+    _, plan = transfer_offsets(run, Phase.READ, rank=1)
+    assert set(plan.writers[plan.ops == Op.READ].tolist()) == {1}
+
+
+@pytest.mark.parametrize(
+    ("name", "pattern", "transfer", "in_flight", "direct", "random"),
+    [
+        ("streaming", "mfmw", MiB, 32, False, False),
+        ("max-latency", "mfmw", 4 * KiB, 1, False, True),
+        ("min-latency", "mfmw", 4 * KiB, 1, True, False),
+        ("random-throughput", "mfmw", 4 * KiB, 32, False, True),
+        ("small-wss", "mfmr", MiB, 32, True, False),
+    ],
+)
+def test_profiles_as_runs(name, pattern, transfer, in_flight, direct, random):
+    run = profile_spec(name, ranks=4, size=8 * MiB)
+    assert (run.pattern, run.transfer_bytes, run.in_flight) == (pattern, transfer, in_flight)
+    assert (run.direct, run.random_offsets, run.profile) == (direct, random, name)
+    assert run.size_per_rank_bytes == 2 * MiB
+
+
+def test_default_sizes():
+    streaming = profile_spec("streaming", ranks=4, size=None)
+    assert streaming.file_bytes == 16 * GiB  # twice the 8 GiB of RAM
+    assert profile_spec("small-wss", ranks=1, size=None).file_bytes == GiB
+    assert profile_spec("max-latency", ranks=1, size=None).file_bytes == GiB
+
+
+def test_size_splits_into_whole_transfers_per_rank():
+    run = profile_spec("streaming", ranks=3, size=10 * MiB)
+    assert run.size_per_rank_bytes == 3 * MiB
+
+
+def test_direct_forces_o_direct_on_posix_only():
+    assert profile_spec("streaming", size=2 * MiB, direct=True).direct
+    memory = TargetSpec.from_url("memory://")
+    assert not profile_spec("min-latency", ranks=1, target=memory).direct
+
+
+@pytest.mark.parametrize(
+    ("name", "size", "target", "message"),
+    [
+        ("nope", MiB, POSIX, "unknown profile 'nope'; choose one of streaming, max-latency"),
+        ("streaming", KiB, POSIX, "is less than one 1 MiB transfer per rank; use --size 2MiB"),
+        ("max-latency", MiB, TargetSpec.from_url("s3://b/p"), "s3 parts must be at least 5 MiB"),
+    ],
+)
+def test_bad_profiles_are_refused(name, size, target, message):
+    with pytest.raises(SpecError, match=message):
+        profile_spec(name, size=size, target=target)
+
+
+def test_unknown_node_ram_needs_size():
+    with pytest.raises(SpecError, match="give --size"):
+        fio.profile_run(fio.get("streaming"), POSIX, ranks=1, size_bytes=None, node_ram_bytes=0)
+
+
+def test_random_offsets_only_with_file_per_process():
+    with pytest.raises(SpecError, match="random offsets work with mfmw and mfmr, not sfmw"):
+        RunSpec(
+            pattern="sfmw", target=POSIX, ranks=2, size_per_rank_bytes=MiB,
+            transfer_bytes=MiB, random_offsets=True,
+        ).validate()  # fmt: skip
+
+
+def test_plain_runs_record_no_profile_fields():
+    plain = RunSpec(
+        pattern="mfmw", target=POSIX, ranks=1, size_per_rank_bytes=MiB, transfer_bytes=MiB
+    )
+    assert "profile" not in plain.to_dict()
+    assert "random_offsets" not in plain.to_dict()
+    profiled = profile_spec("max-latency")
+    assert RunSpec.from_dict(profiled.to_dict()) == profiled
