@@ -77,6 +77,9 @@ pub trait Target: Send + Sync + Debug {
     fn write_at(&self, handle: &Handle, offset: u64, data: &[u8]) -> io::Result<()>;
     /// Fill all of `buf` from `offset`; a short read is an error.
     fn read_at(&self, handle: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+    /// `len` bytes from `offset` in a buffer the target already holds (an HTTP response), so
+    /// they can be checked without a copy; None for targets that read into caller buffers.
+    fn read_view(&self, handle: &Handle, offset: u64, len: u64) -> Option<io::Result<bytes::Bytes>>;
     fn sync(&self, handle: &Handle) -> io::Result<()>;
     /// Close a file, or complete an upload this rank owns.
     fn close(&self, handle: Handle) -> io::Result<()>;

@@ -172,6 +172,22 @@ impl ObjectTarget {
         self.counters.add(if self.kind == "azure" { azure } else { s3_like });
     }
 
+    /// One ranged GET; a response shorter than asked is an error.
+    fn get(&self, handle: &Handle, offset: u64, len: u64) -> io::Result<Bytes> {
+        let Handle::Get { key } = handle else {
+            return Err(io::Error::other("object not open for reading"));
+        };
+        self.counters.add(Kind::Get);
+        let bytes = self.run(self.store.get_range(&self.path(key), offset..offset + len), "get", key)?;
+        if bytes.len() as u64 != len {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("short read: {} of {len} bytes", bytes.len()),
+            ));
+        }
+        Ok(bytes)
+    }
+
     fn abort(&self, key: &str, id: &str) -> io::Result<()> {
         let outcome = self.abort_upload(key, id);
         if outcome.is_ok() {
@@ -309,20 +325,13 @@ impl Target for ObjectTarget {
     }
 
     fn read_at(&self, handle: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let Handle::Get { key } = handle else {
-            return Err(io::Error::other("object not open for reading"));
-        };
-        self.counters.add(Kind::Get);
-        let range = offset..offset + buf.len() as u64;
-        let bytes = self.run(self.store.get_range(&self.path(key), range), "get", key)?;
-        if bytes.len() != buf.len() {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("short read: {} of {} bytes", bytes.len(), buf.len()),
-            ));
-        }
+        let bytes = self.get(handle, offset, buf.len() as u64)?;
         buf.copy_from_slice(&bytes);
         Ok(())
+    }
+
+    fn read_view(&self, handle: &Handle, offset: u64, len: u64) -> Option<io::Result<Bytes>> {
+        Some(self.get(handle, offset, len))
     }
 
     fn sync(&self, _handle: &Handle) -> io::Result<()> {

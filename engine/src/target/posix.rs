@@ -92,6 +92,10 @@ impl Target for PosixTarget {
         Ok(())
     }
 
+    fn read_view(&self, _: &Handle, _: u64, _: u64) -> Option<io::Result<bytes::Bytes>> {
+        None // pread fills the caller's (aligned) buffer
+    }
+
     fn sync(&self, handle: &Handle) -> io::Result<()> {
         self.counters.add(Kind::Fsync);
         Self::file(handle)?.sync_all()
