@@ -291,6 +291,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(histogram_summary, m)?)?;
     m.add_function(wrap_pyfunction!(payload_fill, m)?)?;
     m.add_function(wrap_pyfunction!(payload_check, m)?)?;
+    m.add("REQUEST_KINDS", requests::NAMES.to_vec())?;
     m.add_class::<PyTarget>()?;
     m.add_class::<PyExecutor>()?;
     Ok(())

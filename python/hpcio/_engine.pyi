@@ -5,6 +5,9 @@ from typing import Any, TypedDict
 import numpy as np
 import numpy.typing as npt
 
+#: Storage request kinds the engine counts, in its order (phases[].requests keys).
+REQUEST_KINDS: list[str]
+
 def clock_ns() -> int:
     """Monotonic clock in ns, the same one the engine's figures use."""
 

@@ -148,7 +148,8 @@ def _specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
     return grid(base, patterns, parse_size_range(args.sizes))
 
 
-def _check_output(path: str | None) -> None:
+def check_output(path: str | None) -> None:
+    """Fail before anything runs if the results file -o cannot be appended to."""
     if path is None:
         return
     directory = os.path.dirname(os.path.abspath(path))
@@ -171,7 +172,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     inside = world_mod.inside_mpi_job()
     ranks = args.ranks or 1
     specs = _specs(args, ranks)  # validates options before anything starts
-    _check_output(args.output)
+    check_output(args.output)
 
     job = journal.set_up()  # before the launch: every rank inherits it
     if not inside and ranks > 1:

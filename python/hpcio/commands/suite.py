@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from hpcio.commands.run import check_output
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import Suite, describe, group_points, load_suite
@@ -66,7 +67,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return _show(suite, args.output)
     from hpcio.runner import world as world_mod
 
-    _check_output(args.output)
+    check_output(args.output)
     if args.group is not None or world_mod.inside_mpi_job():
         world = world_mod.open_world()
         group = _parse_group(args.group) if args.group is not None else None
@@ -255,17 +256,6 @@ def _pending(points: Sequence[RunSpec], output: str | None) -> list[RunSpec]:
     from hpcio.spec.sweep import pending
 
     return pending(points, results_io.done_runs(output) if output else [])
-
-
-def _check_output(path: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise SpecError(f"-o {path}: directory {directory} does not exist")
-    try:
-        with open(path, "a", encoding="utf-8"):
-            pass
-    except OSError as e:
-        raise SpecError(f"-o {path}: cannot write ({e.strerror})") from None
 
 
 def _parse_group(text: str) -> tuple[int, int | None]:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
+from hpcio import _engine
 from hpcio.errors import SpecError
 from hpcio.report.prices import (
     GB_BYTES,
@@ -27,24 +28,7 @@ from hpcio.units import format_bytes
 S3_LIKE = ("s3", "gcs", "memory")
 OBJECT_KINDS = (*S3_LIKE, "azure")
 #: Engine request kinds in the order the engine lists them; others follow by name.
-_KIND_ORDER = (
-    "open",
-    "write",
-    "read",
-    "fsync",
-    "close",
-    "put",
-    "get",
-    "head",
-    "list",
-    "delete",
-    "create_multipart",
-    "upload_part",
-    "complete_multipart",
-    "abort_multipart",
-    "put_block",
-    "put_block_list",
-)
+_KIND_ORDER = tuple(_engine.REQUEST_KINDS)
 #: Parts of an S3 or GCS multipart upload must be at least this big, but the last.
 _MIN_PART_BYTES = 5 << 20
 #: Patterns that write or read one shared file; the others use a file per rank.
