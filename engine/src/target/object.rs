@@ -136,8 +136,14 @@ impl ObjectTarget {
             build_stores(scheme, bucket, store_options.clone(), retry, counters.clone())
         };
         let (kind, store, parts) = build(retry)?;
-        // The probe must fail fast on an unreachable endpoint, not after minutes of retries.
-        let (_, probe_store, _) = build(RetryConfig { max_retries: 0, ..RetryConfig::default() })?;
+        // The probe must fail fast on an unreachable endpoint, not after minutes of retries,
+        // yet ride out a throttled answer or two.
+        let probe_retry = RetryConfig {
+            max_retries: 3,
+            retry_timeout: Duration::from_secs(5),
+            backoff: BackoffConfig { init_backoff: Duration::from_millis(50), ..BackoffConfig::default() },
+        };
+        let (_, probe_store, _) = build(probe_retry)?;
         // Few threads: many ranks share a node, and requests in flight, not cores, set the need.
         let threads = options.in_flight.div_ceil(4).clamp(1, 4);
         let runtime = tokio::runtime::Builder::new_multi_thread()
