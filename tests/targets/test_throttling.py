@@ -59,7 +59,8 @@ class ThrottlingProxy:
                 self.wfile.write(data)
                 upstream.close()
 
-            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _relay
+            # http.server dispatches on these names.
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _relay  # noqa: N815
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
