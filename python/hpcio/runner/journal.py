@@ -3,14 +3,19 @@ aborted by whoever outlives the run: the launching hpcio, or `hpcio clean`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from hpcio import _engine
+
+#: How long requests a dead rank already sent may take to reach the store.
+_IN_FLIGHT_GRACE_S = 2.0
 
 
 def journal_dir() -> Path:
@@ -79,6 +84,14 @@ def abort_abandoned(url: str, options: Mapping[str, str], job: str | None = None
             target.abort_upload(entry.key, entry.upload_id)
         except OSError:
             continue  # still listed: a later `hpcio clean` tries again
-        entry.path.unlink(missing_ok=True)
-        aborted.append(entry.key)
-    return aborted
+        aborted.append(entry)
+    if aborted:
+        # A part or block a dead rank had already sent can reach the store after the abort
+        # (on Azure it even stages a new uncommitted block list), so abort once more after
+        # the in-flight requests have landed, as AWS advises for AbortMultipartUpload.
+        time.sleep(_IN_FLIGHT_GRACE_S)
+        for entry in aborted:
+            with contextlib.suppress(OSError):  # S3: NoSuchUpload, it is gone already
+                target.abort_upload(entry.key, entry.upload_id)
+            entry.path.unlink(missing_ok=True)
+    return [entry.key for entry in aborted]
