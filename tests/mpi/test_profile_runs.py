@@ -107,3 +107,33 @@ def test_s3_refuses_parts_below_its_minimum(hpcio, error_line):
     done = hpcio("profile", "max-latency", "--target", "s3://bucket/prefix", "--size", "1MiB")
     assert done.returncode == 2
     assert "s3 parts must be at least 5 MiB" in error_line(done)
+
+
+def test_duration_repeats_transfers_until_the_deadline(hpcio, file_url, read_documents, target_dir):
+    output = target_dir.parent / "results.jsonl"
+    done = run_profile(hpcio, file_url(target_dir), output, "max-latency", "--duration", "1")
+    assert "each phase for 1 s" in done.stdout
+    (doc,) = read_documents(output)
+    assert doc["run"]["duration_s"] == 1.0
+    for phase in doc["phases"]:
+        assert phase["errors"] == 0
+        # No rank stops before its deadline, 1 s after its post-barrier t0.
+        assert all(rank["end_s"] >= 1.0 for rank in phase["per_rank"])
+        assert phase["bytes_total"] >= 2 * MiB  # at least once through every file
+        assert phase["bytes_total"] % (4 << 10) == 0
+    assert list(target_dir.iterdir()) == []
+
+
+def test_time_based_reads_on_an_object_store(hpcio, tmp_path, read_documents):
+    output = tmp_path / "r.jsonl"
+    run_profile(hpcio, "memory://", output, "small-wss", "--duration", "0.5", ranks=1)
+    (doc,) = read_documents(output)
+    assert doc["phases"][0]["per_rank"][0]["end_s"] >= 0.5
+    assert doc["phases"][0]["bytes_total"] >= 2 * MiB
+
+
+def test_time_based_writes_on_an_object_store_are_refused(hpcio, error_line):
+    done = hpcio("profile", "streaming", "--target", "memory://", "--duration", "1",
+                 "--size", "1MiB")  # fmt: skip
+    assert done.returncode == 2
+    assert "memory object is written once" in error_line(done)

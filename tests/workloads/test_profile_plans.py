@@ -127,5 +127,29 @@ def test_plain_runs_record_no_profile_fields():
     )
     assert "profile" not in plain.to_dict()
     assert "random_offsets" not in plain.to_dict()
+    assert "duration_s" not in plain.to_dict()
     profiled = profile_spec("max-latency")
     assert RunSpec.from_dict(profiled.to_dict()) == profiled
+
+
+@pytest.mark.parametrize(
+    ("name", "target", "duration", "message"),
+    [
+        ("streaming", POSIX, 0.0, "--duration must be more than 0 seconds, got 0"),
+        ("max-latency", TargetSpec.from_url("az://c/p"), 1.0, "azure object is written once"),
+    ],
+)
+def test_bad_durations_are_refused(name, target, duration, message):
+    with pytest.raises(SpecError, match=message):
+        profile_spec(name, size=2 * MiB, target=target, duration_s=duration)
+
+
+def test_duration_is_recorded_and_reads_alone_may_be_timed_on_object_stores():
+    memory = TargetSpec.from_url("memory://")
+    run = profile_spec("small-wss", ranks=1, size=2 * MiB, target=memory, duration_s=0.5)
+    assert run.to_dict()["duration_s"] == 0.5
+    with pytest.raises(SpecError, match="--duration works with mfmw and mfmr, not sfmw"):
+        RunSpec(
+            pattern="sfmw", target=POSIX, ranks=2, size_per_rank_bytes=MiB,
+            transfer_bytes=MiB, duration_s=1.0,
+        ).validate()  # fmt: skip

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hpcio.commands.run import _check_output, add_store_option_argument, store_options
+from hpcio.commands.run import add_store_option_argument, check_output, store_options
 from hpcio.errors import SpecError
 from hpcio.results import io as results_io
 from hpcio.runner import journal
@@ -38,6 +38,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "node's RAM for streaming, 1GiB for the others)",
     )
     p.add_argument("-n", "--ranks", type=int, help="MPI ranks; starts mpiexec when needed")
+    p.add_argument(
+        "--duration",
+        type=float,
+        metavar="SECONDS",
+        help="fio's time_based: each phase repeats its transfers for this long (the size is "
+        "then the file each rank cycles over)",
+    )
     p.add_argument("-i", "--iterations", type=int, default=1, help="repetitions (default 1)")
     p.add_argument(
         "--direct", action="store_true", help="O_DIRECT for every profile (POSIX targets)"
@@ -75,6 +82,7 @@ def specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
             seed=args.seed,
             iterations=args.iterations,
             keep=args.keep,
+            duration_s=args.duration,
         )
         for name in names
     ]
@@ -88,7 +96,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
         raise SpecError(f"-n must be at least 1, got {args.ranks}")
     ranks = args.ranks or 1
     todo = specs(args, ranks)
-    _check_output(args.output)
+    check_output(args.output)
     job = journal.set_up()
     if not world_mod.inside_mpi_job() and ranks > 1:
         from hpcio.runner.run import probe_target

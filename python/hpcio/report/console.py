@@ -20,7 +20,9 @@ def header(run: RunSpec, nodes: int, ranks_per_node: int) -> str:
         f"hpcio run: {run.pattern} on {run.target.url}, {run.ranks} ranks on {nodes} node(s) "
         f"({ranks_per_node} per node), {format_bytes(run.size_per_rank_bytes)} per rank, "
         f"transfer {format_bytes(run.transfer_bytes)}, {run.segments} segment(s), "
-        f"{run.iterations} iteration(s){scope}" + (f" [{' '.join(flags)}]" if flags else "")
+        f"{run.iterations} iteration(s){scope}"
+        + (f", each phase for {run.duration_s:g} s" if run.duration_s is not None else "")
+        + (f" [{' '.join(flags)}]" if flags else "")
     )
 
 

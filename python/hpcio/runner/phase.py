@@ -5,6 +5,7 @@ from __future__ import annotations
 from hpcio import _engine
 from hpcio.runner import choreography
 from hpcio.runner.aggregate import RankFigures
+from hpcio.runner.time_based import chunk_rows, run_until
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.workloads._base import Phase, RankInfo, Sharing, Workload
@@ -46,6 +47,10 @@ def run_phase(
         return RankFigures.from_engine(who, executor.figures(), extra)
     if shared_upload(run, workload, phase):
         choreography.shared_object(world, executor, run, plan)
+        return RankFigures.from_engine(who, executor.figures())
+    if run.duration_s is not None:
+        deadline_ns = t0_ns + int(run.duration_s * 1e9)
+        run_until(executor, plan, deadline_ns, chunk_rows(run.transfer_bytes, run.in_flight))
         return RankFigures.from_engine(who, executor.figures())
     executor.run(
         plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys)

@@ -130,9 +130,13 @@ def execute(
     rewrites = Phase.WRITE in phases
     try:
         if workload.prepared_by and run.phases is None:
-            prepare = dataclasses.replace(run, fsync=True, verify=False)
+            prepare = dataclasses.replace(run, fsync=True, verify=False, duration_s=None)
             _phase(world, target, prepare, patterns.get(workload.prepared_by), Phase.WRITE, who, 0)
         for iteration in range(run.iterations):
+            if run.duration_s is not None and Phase.WRITE in phases:
+                # Time-based writes rewrite a laid-out file (fio's layout), so the reads that
+                # follow find every byte however far the writes got.
+                _phase(world, target, layout(run), workload, Phase.WRITE, who, iteration)
             for phase in phases:
                 result = _phase(world, target, run, workload, phase, who, iteration)
                 if result is not None:
@@ -150,6 +154,11 @@ def execute(
     if world.rank != 0:
         return None
     return document("complete")
+
+
+def layout(run: RunSpec) -> RunSpec:
+    """The untimed write that lays out a time-based run's files: once through, in order."""
+    return dataclasses.replace(run, fsync=True, verify=False, duration_s=None, random_offsets=False)
 
 
 def _phase(

@@ -48,6 +48,10 @@ class RunSpec:
     random_offsets: bool = False
     #: The storage profile (`hpcio profile`) this run measures; None for plain runs.
     profile: str | None = None
+    #: fio's time_based: each timed phase repeats its transfers until this many seconds have
+    #: passed (checked between chunks); a write phase then rewrites a file laid out untimed
+    #: first. None: every phase moves its data once.
+    duration_s: float | None = None
 
     @property
     def block_bytes(self) -> int:
@@ -110,11 +114,26 @@ class RunSpec:
                 f"ranks per node must be from 1 to the {self.ranks} ranks, "
                 f"got {self.ranks_per_node}"
             )
+        if self.duration_s is not None:
+            self._validate_duration()
         if self.random_offsets and self.pattern not in ("mfmw", "mfmr"):
             raise SpecError(f"random offsets work with mfmw and mfmr, not {self.pattern}")
         if self.read_scope not in ("all", "own"):
             raise SpecError(f"--read-scope must be 'all' or 'own', got '{self.read_scope}'")
         return self
+
+    def _validate_duration(self) -> None:
+        assert self.duration_s is not None
+        if not self.duration_s > 0:
+            raise SpecError(f"--duration must be more than 0 seconds, got {self.duration_s:g}")
+        if self.pattern not in ("mfmw", "mfmr"):
+            raise SpecError(f"--duration works with mfmw and mfmr, not {self.pattern}")
+        writes = self.phases is None or "write" in self.phases
+        if self.target.is_object_store and self.pattern == "mfmw" and writes:
+            raise SpecError(
+                f"--duration: a {self.target.kind} object is written once (repeating its parts "
+                "would repeat them in its upload); time only reads there"
+            )
 
     def _validate_object_store(self) -> None:
         if self.direct:
@@ -136,6 +155,8 @@ class RunSpec:
             del record["random_offsets"]
         if self.profile is None:
             del record["profile"]
+        if self.duration_s is None:
+            del record["duration_s"]
         return record
 
     @classmethod

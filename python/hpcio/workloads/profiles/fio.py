@@ -103,6 +103,7 @@ def profile_run(
     seed: int = 1,
     iterations: int = 1,
     keep: bool = False,
+    duration_s: float | None = None,
 ) -> RunSpec:
     """The run that measures `profile` on `target`.
 
@@ -117,6 +118,7 @@ def profile_run(
         seed: payload and random-order seed.
         iterations: repetitions.
         keep: keep the files afterwards.
+        duration_s: repeat each phase's transfers for this long (fio's time_based); None: once.
 
     Raises:
         SpecError: a size too small for one transfer per rank, or a store that cannot take the
@@ -150,6 +152,7 @@ def profile_run(
         seed=seed,
         random_offsets=profile.order == "random",
         profile=profile.name,
+        duration_s=duration_s,
     ).validate()
 
 
