@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -13,18 +14,22 @@ from hpcio.errors import SpecError
 from hpcio.results import io as results_io
 from hpcio.runner import journal
 from hpcio.spec.target import TargetSpec
-from hpcio.units import parse_size
-from hpcio.workloads.profiles import fio
+from hpcio.units import parse_size, parse_size_range
+from hpcio.workloads.profiles import fio, iozone
 
 if TYPE_CHECKING:
+    from hpcio.results.schema import ResultDocument
     from hpcio.runner.world import Comm
     from hpcio.spec.model import RunSpec
 
-HELP = "fio-style storage profiles: streaming, latency, random throughput, small working set"
+HELP = "fio-style storage profiles (streaming, latency, random I/O, small working set); iozone"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", help=", ".join(fio.PROFILES) + ", or all (the five in turn)")
+    p.add_argument(
+        "name",
+        help=", ".join(fio.PROFILES) + ", all (the five in turn), or iozone (IOzone's sweep)",
+    )
     p.add_argument(
         "--target",
         required=True,
@@ -52,6 +57,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verify", action="store_true", help="check every byte read")
     p.add_argument("--keep", action="store_true", help="keep the files afterwards")
     p.add_argument("--seed", type=int, default=1, help="payload and random-order seed")
+    p.add_argument(
+        "--file-sizes",
+        help=f"iozone: bytes per file, a doubling range (default {iozone.DEFAULT_FILE_SIZES})",
+    )
+    p.add_argument(
+        "--record-sizes",
+        help=f"iozone: bytes per I/O call, a doubling range (default "
+        f"{iozone.DEFAULT_RECORD_SIZES})",
+    )
+    p.add_argument(
+        "--plots", metavar="DIR", help="iozone: write the heat maps as DIR/iozone.png and .svg"
+    )
     p.add_argument("-o", "--output", help="append result documents (JSON Lines) to this file")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the tables")
 
@@ -66,6 +83,19 @@ def specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
 
     if args.iterations < 1:
         raise SpecError(f"-i must be at least 1, got {args.iterations}")
+    iozone_only = [
+        option
+        for option, value in (
+            ("--file-sizes", args.file_sizes),
+            ("--record-sizes", args.record_sizes),
+            ("--plots", args.plots),
+        )
+        if value is not None
+    ]
+    if args.name == "iozone":
+        return _iozone_specs(args, ranks)
+    if iozone_only:
+        raise SpecError(f"{iozone_only[0]} is for 'hpcio profile iozone', not {args.name}")
     names = list(fio.PROFILES) if args.name == "all" else [fio.get(args.name).name]
     target = TargetSpec.from_url(args.target, **store_options(args.store_option))
     size = parse_size(args.size) if args.size is not None else None
@@ -86,6 +116,23 @@ def specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
         )
         for name in names
     ]
+
+
+def _iozone_specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
+    for option, value in (("--size", args.size), ("--duration", args.duration)):
+        if value is not None:
+            raise SpecError(f"{option} is not for iozone: give --file-sizes and --record-sizes")
+    if args.plots is not None and os.path.exists(args.plots) and not os.path.isdir(args.plots):
+        raise SpecError(f"--plots {args.plots}: exists and is not a directory")
+    return iozone.iozone_runs(
+        TargetSpec.from_url(args.target, **store_options(args.store_option)),
+        ranks=ranks,
+        file_sizes=parse_size_range(args.file_sizes or iozone.DEFAULT_FILE_SIZES),
+        record_sizes=parse_size_range(args.record_sizes or iozone.DEFAULT_RECORD_SIZES),
+        direct=args.direct,
+        verify=args.verify,
+        seed=args.seed,
+    )
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -129,9 +176,11 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
         say(note)
 
     def announce(run: RunSpec) -> None:
-        profile = fio.PROFILES[str(run.profile)]
-        if not args.quiet:
+        profile = fio.PROFILES.get(str(run.profile))
+        if not args.quiet and profile is not None:
             say(f"hpcio profile: {profile.name}: {profile.describe()}")
+        elif not args.quiet:
+            say(f"hpcio profile iozone: {str(run.profile).removeprefix('iozone:')}")
         console.announce(run)
 
     def finished(doc: object) -> None:
@@ -142,6 +191,28 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
     if world.rank == 0:
         if not args.quiet:
             say("")
-        say(profile_tables(docs))
+        if args.name == "iozone":
+            _iozone_output(docs, args.plots)
+        else:
+            say(profile_tables(docs))
         sys.stdout.flush()
     return 0
+
+
+def _iozone_output(docs: list[ResultDocument], plots_dir: str | None) -> None:
+    from pathlib import Path
+
+    from hpcio.report.console import say
+    from hpcio.report.iozone import iozone_heatmap, iozone_table
+
+    say(iozone_table(docs))
+    if plots_dir is not None:
+        from hpcio.report.plots import write_files
+
+        directory = Path(plots_dir)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            for path in write_files(iozone_heatmap(docs), directory):
+                say(str(path))
+        except OSError as e:
+            raise SpecError(f"--plots {directory}: cannot write ({e.strerror})") from None

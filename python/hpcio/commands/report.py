@@ -49,11 +49,8 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     docs = read_documents(args.results)
     if plots_dir is None and html_path is None:
         sys.stdout.write(render(study_tables(docs), args.format))
-        profiled = [doc for doc in docs if doc.run.get("profile")]
-        if profiled and args.format == "md":
-            from hpcio.report.profiles import profile_tables
-
-            sys.stdout.write("\n" + profile_tables(profiled) + "\n")
+        if args.format == "md":
+            _profile_tables(docs)
         return 0
     from hpcio.report import plots
 
@@ -129,3 +126,15 @@ def say(lines: Sequence[str]) -> None:
     leaves a figure or the page half done."""
     for line in lines:
         print(line)
+
+
+def _profile_tables(docs: Sequence[ResultDocument]) -> None:
+    """The fio study's tables for profile runs, IOzone's table for iozone runs."""
+    from hpcio.report.iozone import iozone_table, is_iozone
+    from hpcio.report.profiles import profile_tables
+
+    profiled = [doc for doc in docs if doc.run.get("profile") and not is_iozone(doc)]
+    if profiled:
+        sys.stdout.write("\n" + profile_tables(profiled) + "\n")
+    if any(is_iozone(doc) for doc in docs):
+        sys.stdout.write("\n" + iozone_table(docs) + "\n")

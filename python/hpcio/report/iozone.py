@@ -1,0 +1,83 @@
+"""IOzone's table (KiB/s per file size, record size and test) from `hpcio profile iozone` runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hpcio.report.plots import Plot
+from hpcio.results.schema import ResultDocument
+from hpcio.workloads.profiles.iozone import PROFILE_PREFIX, TESTS
+
+_WIDTH = 14
+
+
+def is_iozone(doc: ResultDocument) -> bool:
+    return str(doc.run.get("profile") or "").startswith(PROFILE_PREFIX)
+
+
+def iozone_rates(docs: Sequence[ResultDocument]) -> dict[tuple[int, int], dict[str, float]]:
+    """(file bytes, record bytes) -> test -> KiB/s (mean over iterations)."""
+    rates: dict[tuple[int, int], dict[str, float]] = {}
+    for doc in docs:
+        if not is_iozone(doc):
+            continue
+        test = str(doc.run["profile"])[len(PROFILE_PREFIX) :]
+        (phase,) = doc.run["phases"]
+        summary = doc.summary.get(phase)
+        if summary is None:
+            continue
+        point = (int(doc.run["size_per_rank_bytes"]), int(doc.run["transfer_bytes"]))
+        rates.setdefault(point, {})[test] = summary.bandwidth_mib_s.mean * 1024
+    return rates
+
+
+def iozone_table(docs: Sequence[ResultDocument]) -> str:
+    """IOzone's layout: one line per (file size, record size) in kB, one column per test."""
+    header = f"{'kB':>12}{'reclen':>8}" + "".join(f"{test:>{_WIDTH}}" for test in TESTS)
+    lines = ["KiB/s per file (IOzone's table; files per rank, ranks add up)", header]
+    for (file_bytes, record_bytes), by_test in sorted(iozone_rates(docs).items()):
+        cells = "".join(
+            f"{by_test[test]:>{_WIDTH}.0f}" if test in by_test else f"{'-':>{_WIDTH}}"
+            for test in TESTS
+        )
+        lines.append(f"{file_bytes >> 10:>12}{record_bytes >> 10:>8}{cells}")
+    return "\n".join(lines)
+
+
+def iozone_heatmap(docs: Sequence[ResultDocument]) -> Plot:
+    """IOzone's surface as six heat maps (one per test): file size against record size, the
+    colour the rate in KiB/s on a log scale shared by all six."""
+    import numpy as np
+    from matplotlib.colors import LogNorm
+    from matplotlib.figure import Figure
+
+    rates = iozone_rates(docs)
+    files = sorted({f for f, _ in rates})
+    records = sorted({r for _, r in rates})
+    values = [v for by_test in rates.values() for v in by_test.values() if v > 0]
+    norm = LogNorm(vmin=min(values), vmax=max(values)) if values else None
+    figure = Figure(figsize=(13, 7.5), layout="constrained")
+    axes_grid = figure.subplots(2, 3, sharex=True, sharey=True)
+    image = None
+    for axes, test in zip(axes_grid.ravel(), TESTS, strict=True):
+        grid = np.full((len(files), len(records)), np.nan)
+        for (f, r), by_test in rates.items():
+            if test in by_test and by_test[test] > 0:
+                grid[files.index(f), records.index(r)] = by_test[test]
+        image = axes.imshow(grid, origin="lower", aspect="auto", norm=norm, cmap="viridis")
+        axes.set_title(test)
+        axes.set_xticks(range(len(records)), [_kib(r) for r in records], rotation=90)
+        axes.set_yticks(range(len(files)), [_kib(f) for f in files])
+    for axes in axes_grid[-1]:
+        axes.set_xlabel("record size")
+    for axes in axes_grid[:, 0]:
+        axes.set_ylabel("file size")
+    if image is not None:
+        figure.colorbar(image, ax=axes_grid, label="KiB/s")
+    return Plot("iozone", "IOzone: KiB/s per file size and record size", figure)
+
+
+def _kib(size: int) -> str:
+    from hpcio.units import format_bytes
+
+    return format_bytes(size).replace(" ", "")

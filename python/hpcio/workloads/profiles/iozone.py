@@ -1,0 +1,86 @@
+"""IOzone's automatic mode (reference 002) as hpcio runs: for every file size and record
+size, write, rewrite, read, reread, random read and random write of one file per rank."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hpcio.errors import SpecError
+from hpcio.spec.model import RunSpec
+from hpcio.spec.target import TargetSpec
+from hpcio.units import format_bytes
+
+#: IOzone's tests, in the order it runs them on one file.
+TESTS = ("write", "rewrite", "read", "reread", "random read", "random write")
+#: The `profile` a test's run records: "iozone:" and the test.
+PROFILE_PREFIX = "iozone:"
+#: test -> (the phase it times, random order)
+_STEPS = {
+    "write": ("write", False),
+    "rewrite": ("write", False),
+    "read": ("read", False),
+    "reread": ("read", False),
+    "random read": ("read", True),
+    "random write": ("write", True),
+}
+#: IOzone -a's defaults.
+DEFAULT_FILE_SIZES = "64KiB..512MiB"
+DEFAULT_RECORD_SIZES = "4KiB..16MiB"
+
+
+def iozone_runs(
+    target: TargetSpec,
+    *,
+    ranks: int,
+    file_sizes: Sequence[int],
+    record_sizes: Sequence[int],
+    direct: bool = False,
+    verify: bool = False,
+    seed: int = 1,
+) -> list[RunSpec]:
+    """Six runs per (file size, record size) whose record fits in the file, in IOzone's order.
+
+    Each run times one phase of one file per rank: the first writes it and keeps it, the
+    following ones rewrite or read it, the last (random write) removes it.
+
+    Args:
+        target: where the files go.
+        ranks: MPI ranks, each with its own file (IOzone's throughput mode).
+        file_sizes: bytes per file.
+        record_sizes: bytes per I/O call.
+        direct: O_DIRECT (POSIX).
+        verify: check every byte the reads return.
+        seed: payload and random-order seed.
+
+    Raises:
+        SpecError: no record size fits in any file size, or a size a run refuses.
+    """
+    runs = []
+    for file_size in file_sizes:
+        for record in record_sizes:
+            if record > file_size or file_size % record:
+                continue
+            for test in TESTS:
+                phase, random = _STEPS[test]
+                runs.append(
+                    RunSpec(
+                        pattern="mfmw",
+                        target=target,
+                        ranks=ranks,
+                        size_per_rank_bytes=file_size,
+                        transfer_bytes=record,
+                        direct=direct,
+                        verify=verify and phase == "read",
+                        keep=test != TESTS[-1],
+                        seed=seed,
+                        phases=(phase,),
+                        random_offsets=random,
+                        profile=PROFILE_PREFIX + test,
+                    ).validate()
+                )
+    if not runs:
+        raise SpecError(
+            f"no record size ({format_bytes(min(record_sizes))} and up) fits in a file size "
+            f"(at most {format_bytes(max(file_sizes))})"
+        )
+    return runs
