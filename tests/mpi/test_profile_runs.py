@@ -95,6 +95,7 @@ def test_profile_on_azure_writes_4kib_blocks(hpcio, azure_server, tmp_path, read
         (("streaming", "--size", "1KiB"), "less than one 1 MiB transfer per rank"),
         (("streaming", "--size", "lots"), "lots"),
         (("all", "-n", "0"), "-n must be at least 1"),
+        (("streaming", "--in-flight", "0"), "--in-flight must be at least 1"),
     ],
 )
 def test_bad_input_is_one_line(hpcio, file_url, target_dir, error_line, args, message):

@@ -35,3 +35,8 @@ def test_records_larger_than_the_file_are_skipped():
 def test_no_point_at_all_is_refused():
     with pytest.raises(SpecError, match="no record size"):
         runs([4 * KiB], [64 * KiB])
+
+
+def test_iterations_keep_and_in_flight_reach_every_run():
+    planned = runs([64 * KiB], [4 * KiB], iterations=3, keep=True, in_flight=4)
+    assert {(r.iterations, r.keep, r.in_flight) for r in planned} == {(3, True, 4)}

@@ -153,3 +153,8 @@ def test_duration_is_recorded_and_reads_alone_may_be_timed_on_object_stores():
             pattern="sfmw", target=POSIX, ranks=2, size_per_rank_bytes=MiB,
             transfer_bytes=MiB, duration_s=1.0,
         ).validate()  # fmt: skip
+
+
+def test_in_flight_overrides_the_profiles():
+    assert profile_spec("streaming", size=2 * MiB, in_flight=8).in_flight == 8
+    assert profile_spec("max-latency").in_flight == 1

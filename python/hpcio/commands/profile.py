@@ -52,6 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("-i", "--iterations", type=int, default=1, help="repetitions (default 1)")
     p.add_argument(
+        "--in-flight",
+        type=int,
+        help="requests in flight per rank instead of the profile's (32 or 1; iozone: 1); "
+        "with several ranks per node, 32 divided by them keeps the study's 32 per node",
+    )
+    p.add_argument(
         "--direct", action="store_true", help="O_DIRECT for every profile (POSIX targets)"
     )
     p.add_argument("--verify", action="store_true", help="check every byte read")
@@ -83,6 +89,8 @@ def specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
 
     if args.iterations < 1:
         raise SpecError(f"-i must be at least 1, got {args.iterations}")
+    if args.in_flight is not None and args.in_flight < 1:
+        raise SpecError(f"--in-flight must be at least 1, got {args.in_flight}")
     iozone_only = [
         option
         for option, value in (
@@ -113,6 +121,7 @@ def specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
             iterations=args.iterations,
             keep=args.keep,
             duration_s=args.duration,
+            in_flight=args.in_flight,
         )
         for name in names
     ]
@@ -132,6 +141,9 @@ def _iozone_specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
         direct=args.direct,
         verify=args.verify,
         seed=args.seed,
+        iterations=args.iterations,
+        keep=args.keep,
+        in_flight=args.in_flight or 1,
     )
 
 

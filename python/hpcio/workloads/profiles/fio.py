@@ -104,6 +104,7 @@ def profile_run(
     iterations: int = 1,
     keep: bool = False,
     duration_s: float | None = None,
+    in_flight: int | None = None,
 ) -> RunSpec:
     """The run that measures `profile` on `target`.
 
@@ -119,6 +120,7 @@ def profile_run(
         iterations: repetitions.
         keep: keep the files afterwards.
         duration_s: repeat each phase's transfers for this long (fio's time_based); None: once.
+        in_flight: requests in flight per rank; None for the profile's own.
 
     Raises:
         SpecError: a size too small for one transfer per rank, or a store that cannot take the
@@ -148,7 +150,7 @@ def profile_run(
         direct=(profile.bypass_cache or direct) and not target.is_object_store,
         verify=verify,
         keep=keep,
-        in_flight=profile.in_flight,
+        in_flight=profile.in_flight if in_flight is None else in_flight,
         seed=seed,
         random_offsets=profile.order == "random",
         profile=profile.name,

@@ -37,11 +37,14 @@ def iozone_runs(
     direct: bool = False,
     verify: bool = False,
     seed: int = 1,
+    iterations: int = 1,
+    keep: bool = False,
+    in_flight: int = 1,
 ) -> list[RunSpec]:
     """Six runs per (file size, record size) whose record fits in the file, in IOzone's order.
 
     Each run times one phase of one file per rank: the first writes it and keeps it, the
-    following ones rewrite or read it, the last (random write) removes it.
+    following ones rewrite or read it, the last (random write) removes it unless `keep`.
 
     Args:
         target: where the files go.
@@ -51,6 +54,9 @@ def iozone_runs(
         direct: O_DIRECT (POSIX).
         verify: check every byte the reads return.
         seed: payload and random-order seed.
+        iterations: repetitions of each test.
+        keep: keep the files after the last test.
+        in_flight: requests in flight per rank (IOzone: 1).
 
     Raises:
         SpecError: no record size fits in any file size, or a size a run refuses.
@@ -71,8 +77,10 @@ def iozone_runs(
                         transfer_bytes=record,
                         direct=direct,
                         verify=verify and phase == "read",
-                        keep=test != TESTS[-1],
+                        keep=keep or test != TESTS[-1],
                         seed=seed,
+                        iterations=iterations,
+                        in_flight=in_flight,
                         phases=(phase,),
                         random_offsets=random,
                         profile=PROFILE_PREFIX + test,
