@@ -248,14 +248,16 @@ fn classify(e: &object_store::Error) -> (io::ErrorKind, String) {
         source = s.source();
     }
     let has = |needle: &str| text.contains(needle);
-    let (kind, reason) = if has("NoSuchBucket") || has("ContainerNotFound") || has("bucket does not exist") {
-        (io::ErrorKind::NotFound, "the bucket or container does not exist".to_string())
-    } else if has("InvalidAccessKeyId") || has("SignatureDoesNotMatch") || has("AuthenticationFailed") || has("AuthorizationFailure") || has("401") {
-        (io::ErrorKind::PermissionDenied, "the credentials were rejected".to_string())
-    } else if has("AccessDenied") || has("403") || matches!(e, object_store::Error::PermissionDenied { .. }) {
-        (io::ErrorKind::PermissionDenied, "access denied".to_string())
-    } else if has("error trying to connect") || has("Connection refused") || has("dns error") || has("tcp connect") {
+    // Match HTTP statuses as statuses: bare digits also occur in durations ("in 1.401s").
+    let status = between(&text, "status code: ", " ").unwrap_or_default();
+    let (kind, reason) = if has("error trying to connect") || has("Connection refused") || has("dns error") || has("tcp connect") {
         (io::ErrorKind::ConnectionRefused, "cannot connect to the endpoint".to_string())
+    } else if has("NoSuchBucket") || has("ContainerNotFound") || has("bucket does not exist") {
+        (io::ErrorKind::NotFound, "the bucket or container does not exist".to_string())
+    } else if has("InvalidAccessKeyId") || has("SignatureDoesNotMatch") || has("AuthenticationFailed") || has("AuthorizationFailure") || status == "401" {
+        (io::ErrorKind::PermissionDenied, "the credentials were rejected".to_string())
+    } else if has("AccessDenied") || status == "403" || matches!(e, object_store::Error::PermissionDenied { .. }) {
+        (io::ErrorKind::PermissionDenied, "access denied".to_string())
     } else if matches!(e, object_store::Error::NotFound { .. }) {
         (io::ErrorKind::NotFound, "not found".to_string())
     } else if let Some(status) = between(&text, "status code: ", ":") {
