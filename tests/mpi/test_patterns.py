@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 pytestmark = pytest.mark.mpi
@@ -152,3 +154,15 @@ def test_direct_io_on_four_ranks(hpcio, file_url, read_documents, target_dir, pa
         ("write", 4 * SIZE, 0),
         ("read", 4 * SIZE, 0),
     ]
+
+
+def test_files_per_rank_verify_with_reorder(hpcio, file_url, target_dir, tmp_path):
+    out = tmp_path / "r.jsonl"
+    done = hpcio("run", "-n", 2, "--pattern", "mfmw", "--target", file_url(target_dir),
+                 "--size-per-rank", "4MiB", "--files-per-rank", "4", "--transfer", "256KiB",
+                 "--in-flight", "3", "--reorder", "--verify", "--fsync", "-q",
+                 "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    write = json.loads(out.read_text())["phases"][0]
+    assert write["requests"] == {"open": 8, "write": 32, "fsync": 8, "close": 8}
+    assert list(target_dir.iterdir()) == []

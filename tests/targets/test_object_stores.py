@@ -160,3 +160,16 @@ def test_credentials_never_reach_output(hpcio, server, tmp_path):
     secrets = [v for k, v in server.env.items() if "KEY" in k or "SECRET" in k]
     text = done.stdout + done.stderr + out.read_text()
     assert secrets and not any(s in text for s in secrets)
+
+
+def test_several_objects_per_rank_are_single_puts_in_flight(hpcio, s3_server, tmp_path):
+    out = tmp_path / "r.jsonl"
+    done = hpcio("run", "-n", 1, "--pattern", "mfmw", "--target", s3_server.url("many"),
+                 "--size-per-rank", "16MiB", "--files-per-rank", "16", "--part-size", "1MiB",
+                 "--concurrency", "4", "--verify", "-q", "-o", out, env=s3_server.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    write, read = json.loads(out.read_text())["phases"]
+    assert write["requests"] == {"put": 16}  # 1 MiB objects need no multipart upload
+    assert read["requests"] == {"get": 16}
+    assert read["bytes_total"] == 16 << 20
+    assert _hpcio_objects(s3_server, "many") == []

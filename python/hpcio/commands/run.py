@@ -80,6 +80,13 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
     )
     p.add_argument("-i", "--iterations", type=int, default=1, help="repetitions (default 1)")
     p.add_argument(
+        "--files-per-rank",
+        type=int,
+        default=1,
+        metavar="K",
+        help="mfmw/mfmr: K files or objects per rank, all in flight together (fio's nrfiles)",
+    )
+    p.add_argument(
         "--segments", type=int, default=1, help="interleave each rank's data in S segments (IOR -s)"
     )
     p.add_argument("--fsync", action="store_true", help="fsync before close, inside the timing")
@@ -124,6 +131,7 @@ def _spec(args: argparse.Namespace, pattern: str, size: int, ranks: int) -> RunS
         size_per_rank_bytes=size,
         transfer_bytes=parse_size(args.transfer),
         segments=args.segments,
+        files_per_rank=args.files_per_rank,
         iterations=args.iterations,
         fsync=args.fsync,
         direct=args.direct,

@@ -19,7 +19,8 @@ def _at_least(size: int) -> str:
 def objects_written(run: RunSpec) -> list[tuple[str, int]]:
     """(what, bytes) of every object the run writes: one per rank, or one shared object."""
     if run.pattern in ("mfmw", "mfmr"):
-        return [("each rank's object", run.size_per_rank_bytes)]
+        what = "each rank's object" if run.files_per_rank == 1 else "each object"
+        return [(what, run.size_per_rank_bytes // run.files_per_rank)]
     return [("the shared object", run.file_bytes)]
 
 

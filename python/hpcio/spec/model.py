@@ -52,6 +52,10 @@ class RunSpec:
     #: passed (checked between chunks); a write phase then rewrites a file laid out untimed
     #: first. None: every phase moves its data once.
     duration_s: float | None = None
+    #: Files (objects) each rank writes or reads in mfmw/mfmr, each size_per_rank / K bytes,
+    #: all open at once so --in-flight transfers span them (fio's nrfiles): K small objects
+    #: go up as K PUTs in flight from one rank.
+    files_per_rank: int = 1
 
     @property
     def block_bytes(self) -> int:
@@ -116,11 +120,32 @@ class RunSpec:
             )
         if self.duration_s is not None:
             self._validate_duration()
+        if self.files_per_rank != 1:
+            self._validate_files_per_rank()
         if self.random_offsets and self.pattern not in ("mfmw", "mfmr"):
             raise SpecError(f"random offsets work with mfmw and mfmr, not {self.pattern}")
         if self.read_scope not in ("all", "own"):
             raise SpecError(f"--read-scope must be 'all' or 'own', got '{self.read_scope}'")
         return self
+
+    def _validate_files_per_rank(self) -> None:
+        k = self.files_per_rank
+        if k < 1:
+            raise SpecError(f"--files-per-rank must be at least 1, got {k}")
+        if self.pattern not in ("mfmw", "mfmr"):
+            raise SpecError(f"--files-per-rank works with mfmw and mfmr, not {self.pattern}")
+        if self.segments != 1 or self.duration_s is not None:
+            raise SpecError("--files-per-rank does not combine with --segments or --duration")
+        if self.size_per_rank_bytes % (k * self.transfer_bytes):
+            raise SpecError(
+                f"--size-per-rank {format_bytes(self.size_per_rank_bytes)} does not split into "
+                f"{k} files of whole transfers ({format_bytes(self.transfer_bytes)})"
+            )
+
+    @property
+    def file_size_bytes(self) -> int:
+        """Bytes in each file or object of a rank (mfmw/mfmr)."""
+        return self.size_per_rank_bytes // self.files_per_rank
 
     def _validate_duration(self) -> None:
         assert self.duration_s is not None
@@ -157,6 +182,8 @@ class RunSpec:
             del record["profile"]
         if self.duration_s is None:
             del record["duration_s"]
+        if self.files_per_rank == 1:
+            del record["files_per_rank"]
         return record
 
     @classmethod

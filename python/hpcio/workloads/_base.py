@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -158,18 +159,35 @@ def owner_of(run: RunSpec, offsets: np.ndarray) -> np.ndarray:
     return ((offsets // np.uint64(run.block_bytes)) % np.uint64(run.ranks)).astype(np.uint32)
 
 
-def write_plan(run: RunSpec, key: str, offsets: np.ndarray, writer: int) -> Plan:
-    builder = PlanBuilder().control(Op.OPEN_WRITE, key)
-    builder.transfers(Op.WRITE, key, offsets, run.transfer_bytes, writer)
-    if run.fsync:
+def write_plan(run: RunSpec, keys: str | Sequence[str], offsets: np.ndarray, writer: int) -> Plan:
+    """Open every key, write `offsets` in each (one after the other, so in-flight transfers
+    span files), fsync each with --fsync, close each."""
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    builder = PlanBuilder()
+    for key in keys:
+        builder.control(Op.OPEN_WRITE, key)
+    for key in keys:
+        builder.transfers(Op.WRITE, key, offsets, run.transfer_bytes, writer)
+    for key in keys if run.fsync else ():
         builder.control(Op.SYNC, key)
-    return builder.control(Op.CLOSE, key).build()
+    for key in keys:
+        builder.control(Op.CLOSE, key)
+    return builder.build()
 
 
-def read_plan(run: RunSpec, key: str, offsets: np.ndarray, writers: int | np.ndarray) -> Plan:
-    builder = PlanBuilder().control(Op.OPEN_READ, key)
-    builder.transfers(Op.READ, key, offsets, run.transfer_bytes, writers)
-    return builder.control(Op.CLOSE, key).build()
+def read_plan(
+    run: RunSpec, keys: str | Sequence[str], offsets: np.ndarray, writers: int | np.ndarray
+) -> Plan:
+    """Open every key, read `offsets` in each, close each."""
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    builder = PlanBuilder()
+    for key in keys:
+        builder.control(Op.OPEN_READ, key)
+    for key in keys:
+        builder.transfers(Op.READ, key, offsets, run.transfer_bytes, writers)
+    for key in keys:
+        builder.control(Op.CLOSE, key)
+    return builder.build()
 
 
 class Workload(Protocol):

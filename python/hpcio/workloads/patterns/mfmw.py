@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import numpy as np
+
 from hpcio.spec.model import RunSpec
 from hpcio.workloads._base import (
     Phase,
@@ -21,6 +23,21 @@ def rank_key(rank: int) -> str:
     return f"hpcio-rank{rank:06d}.dat"
 
 
+def rank_keys(run: RunSpec, rank: int) -> list[str]:
+    """The rank's file, or its --files-per-rank files."""
+    if run.files_per_rank == 1:
+        return [rank_key(rank)]
+    return [f"hpcio-rank{rank:06d}-file{f:06d}.dat" for f in range(run.files_per_rank)]
+
+
+def file_offsets(run: RunSpec, rank: int) -> np.ndarray:
+    """Offsets of the transfers in each of `rank`'s files."""
+    if run.files_per_rank == 1:
+        return own_offsets(run, rank, shared=False)
+    count = run.file_size_bytes // run.transfer_bytes
+    return np.arange(count, dtype=np.uint64) * np.uint64(run.transfer_bytes)
+
+
 class MfmwPattern:
     name: ClassVar[str] = "mfmw"
     sharing: ClassVar[Sharing] = Sharing.PRIVATE
@@ -29,12 +46,11 @@ class MfmwPattern:
 
     def plan(self, run: RunSpec, phase: Phase, who: RankInfo) -> Plan:
         if phase is Phase.WRITE:
-            offsets = own_offsets(run, who.rank, shared=False)
-            offsets = in_visit_order(run, offsets, who.rank, phase)
-            return write_plan(run, rank_key(who.rank), offsets, who.rank)
+            offsets = in_visit_order(run, file_offsets(run, who.rank), who.rank, phase)
+            return write_plan(run, rank_keys(run, who.rank), offsets, who.rank)
         source = who.read_source(run.reorder)
-        offsets = in_visit_order(run, own_offsets(run, source, shared=False), who.rank, phase)
-        return read_plan(run, rank_key(source), offsets, source)
+        offsets = in_visit_order(run, file_offsets(run, source), who.rank, phase)
+        return read_plan(run, rank_keys(run, source), offsets, source)
 
     def keys(self, run: RunSpec) -> list[str]:
-        return [rank_key(r) for r in range(run.ranks)]
+        return [key for r in range(run.ranks) for key in rank_keys(run, r)]

@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+from hpcio.errors import SpecError
+from hpcio.spec.model import RunSpec
+from hpcio.spec.target import TargetSpec
+from hpcio.workloads import patterns
+from hpcio.workloads._base import Op, Phase, RankInfo
+
+KiB, MiB = 1 << 10, 1 << 20
+
+
+def spec(**kw):
+    values = dict(
+        pattern="mfmw",
+        target=TargetSpec.from_url("file:///tmp/x"),
+        ranks=2,
+        size_per_rank_bytes=4 * MiB,
+        transfer_bytes=1 * MiB,
+        files_per_rank=2,
+    )
+    values.update(kw)
+    return RunSpec(**values).validate()  # fmt: skip
+
+
+def test_all_files_open_before_any_transfer_so_in_flight_spans_them():
+    plan = patterns.get("mfmw").plan(spec(fsync=True), Phase.WRITE, RankInfo(1, 2))
+    keys = [plan.keys[i] for i in plan.key_index]
+    assert (
+        plan.ops.tolist() == [Op.OPEN_WRITE] * 2 + [Op.WRITE] * 4 + [Op.SYNC] * 2 + [Op.CLOSE] * 2
+    )
+    assert keys[2:6] == ["hpcio-rank000001-file000000.dat"] * 2 + [
+        "hpcio-rank000001-file000001.dat"] * 2  # fmt: skip
+    assert plan.offsets[2:6].tolist() == [0, MiB, 0, MiB]
+    assert np.all(plan.writers[plan.ops == Op.WRITE] == 1)
+
+
+def test_reorder_reads_the_other_ranks_files():
+    plan = patterns.get("mfmw").plan(spec(reorder=True), Phase.READ, RankInfo(0, 2))
+    assert set(plan.keys) == {"hpcio-rank000001-file000000.dat", "hpcio-rank000001-file000001.dat"}
+    assert np.all(plan.writers[plan.ops == Op.READ] == 1)
+
+
+def test_one_file_keeps_the_old_names_and_documents():
+    run = spec(files_per_rank=1)
+    assert patterns.get("mfmw").keys(run) == ["hpcio-rank000000.dat", "hpcio-rank000001.dat"]
+    assert "files_per_rank" not in run.to_dict()
+    assert spec().to_dict()["files_per_rank"] == 2
+
+
+def test_keys_cover_every_file_for_cleanup():
+    assert len(patterns.get("mfmr").keys(spec(pattern="mfmr", files_per_rank=4))) == 8
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        (dict(files_per_rank=3), "does not split into 3 files of whole transfers"),
+        (dict(pattern="sfmw"), "--files-per-rank works with mfmw and mfmr, not sfmw"),
+        (dict(segments=2), "does not combine with --segments"),
+        (dict(files_per_rank=0), "--files-per-rank must be at least 1"),
+    ],
+)
+def test_refusals(kw, message):
+    with pytest.raises(SpecError, match=message):
+        spec(**kw)
