@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -11,8 +10,6 @@ from typing import TYPE_CHECKING
 
 from hpcio.commands.run import add_store_option_argument, check_output, store_options
 from hpcio.errors import SpecError
-from hpcio.results import io as results_io
-from hpcio.runner import journal
 from hpcio.spec.target import TargetSpec
 from hpcio.units import parse_size, parse_size_range
 from hpcio.workloads.profiles import fio, iozone
@@ -148,32 +145,13 @@ def _iozone_specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from hpcio.commands.run import clean_up_after
-    from hpcio.runner import world as world_mod
+    from hpcio.commands.run import launch_or_join
 
     if args.ranks is not None and args.ranks < 1:
         raise SpecError(f"-n must be at least 1, got {args.ranks}")
-    ranks = args.ranks or 1
-    todo = specs(args, ranks)
+    todo = specs(args, args.ranks or 1)
     check_output(args.output)
-    job = journal.set_up()
-    if not world_mod.inside_mpi_job() and ranks > 1:
-        from hpcio.runner.run import probe_target
-
-        if args.output:
-            results_io.recover_partial(args.output)
-        probe_target(todo[0])
-        code = world_mod.relaunch(ranks, argv)
-        if code != 0:
-            clean_up_after(todo, job, args.output)
-        return code
-
-    world = world_mod.open_world()
-    if args.ranks is not None and args.ranks != world.size:
-        raise SpecError(f"-n {args.ranks} but the MPI job has {world.size} ranks")
-    todo = [dataclasses.replace(s, ranks=world.size) for s in todo]
-    with world_mod.abort_on_error(world):
-        return _execute(world, args, todo)
+    return launch_or_join(args, argv, todo, _execute)
 
 
 def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:

@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from hpcio.errors import HpcioError, SpecError
@@ -171,19 +171,35 @@ def check_output(path: str | None) -> None:
 
 
 def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from hpcio.runner import world as world_mod
-
     if args.ranks is not None and args.ranks < 1:
         raise SpecError(f"-n must be at least 1, got {args.ranks}")
     if args.command == "sweep" and not args.output:
         raise SpecError("sweep needs -o FILE: it appends there and resumes from it")
-    inside = world_mod.inside_mpi_job()
-    ranks = args.ranks or 1
-    specs = _specs(args, ranks)  # validates options before anything starts
+    specs = _specs(args, args.ranks or 1)  # validates options before anything starts
     check_output(args.output)
+    return launch_or_join(args, argv, specs, _execute)
 
+
+def launch_or_join(
+    args: argparse.Namespace,
+    argv: Sequence[str],
+    specs: list[RunSpec],
+    execute: Callable[[Comm, argparse.Namespace, list[RunSpec]], int],
+) -> int:
+    """Outside an MPI job with -n > 1: probe the target, start hpcio again under mpiexec and
+    clean up after the job if it fails. Inside one (or with one rank): run `execute` here.
+
+    Args:
+        args: parsed options with `ranks` (-n) and `output` (-o).
+        argv: the command line, passed unchanged to the ranks.
+        specs: validated runs; their `ranks` is set to the MPI world's size here.
+        execute: runs the specs on this rank, inside abort_on_error.
+    """
+    from hpcio.runner import world as world_mod
+
+    ranks = args.ranks or 1
     job = journal.set_up()  # before the launch: every rank inherits it
-    if not inside and ranks > 1:
+    if not world_mod.inside_mpi_job() and ranks > 1:
         from hpcio.runner.run import probe_target
 
         if args.output:
@@ -193,8 +209,10 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         if (code > 128 or code < 0) and code != 130:
             # A rank died from a signal and could not say so itself.
             signal_number = code - 128 if code > 128 else -code
-            print(f"hpcio: error: the MPI job failed: a rank was killed (signal "
-                  f"{signal_number})", file=sys.stderr)  # fmt: skip
+            print(
+                f"hpcio: error: the MPI job failed: a rank was killed (signal {signal_number})",
+                file=sys.stderr,
+            )
         if code != 0:
             clean_up_after(specs, job, args.output)
         return code
@@ -204,7 +222,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         raise SpecError(f"-n {args.ranks} but the MPI job has {world.size} ranks")
     specs = [dataclasses.replace(s, ranks=world.size) for s in specs]
     with world_mod.abort_on_error(world):
-        return _execute(world, args, specs)
+        return execute(world, args, specs)
 
 
 def clean_up_after(specs: list[RunSpec], job: str, output: str | None) -> None:
