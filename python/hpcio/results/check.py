@@ -99,7 +99,7 @@ def _fits(value: Any, hint: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if hint is type(None):
         return value is None
-    if isinstance(hint, type):
+    if isinstance(hint, type) and not dataclasses.is_dataclass(hint):
         return isinstance(value, hint)
     try:
         _check(value, hint, "")

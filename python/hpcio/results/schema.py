@@ -42,6 +42,14 @@ class RankTimes:
 
 
 @dataclass(frozen=True, slots=True)
+class Throughput:
+    """MiB/s completed by all ranks in each `interval_s` of a phase, from its start."""
+
+    interval_s: float
+    mib_s: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PhaseFigures:
     """One phase of one iteration, reduced across ranks as IOR does."""
 
@@ -71,6 +79,7 @@ class PhaseFigures:
     #: errors, timeouts), all ranks; each was retried, up to the retry limits.
     throttled: int = 0
     retried: int = 0
+    throughput: Throughput | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +162,9 @@ def _build(cls: Any, value: Any) -> Any:
             continue  # written before the field existed: keep its default
         item = value[name]
         nested = _NESTED.get((cls.__name__, name))
-        if nested is None:
+        if item is None:
+            kwargs[name] = None
+        elif nested is None:
             kwargs[name] = tuple(item) if isinstance(item, list) and "tuple" in str(hint) else item
         elif isinstance(item, list):
             kwargs[name] = tuple(_build(nested, x) for x in item)
@@ -170,6 +181,7 @@ _NESTED: dict[tuple[str, str], type] = {
     ("ResultDocument", "summary"): PhaseSummary,
     ("PhaseFigures", "latency"): LatencyPercentiles,
     ("PhaseFigures", "per_rank"): RankTimes,
+    ("PhaseFigures", "throughput"): Throughput,
     ("PhaseSummary", "latency"): LatencyPercentiles,
     **{
         ("PhaseSummary", n): Stats

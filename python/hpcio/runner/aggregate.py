@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -11,7 +12,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hpcio import _engine
-from hpcio.results.schema import LatencyPercentiles, PhaseFigures, PhaseSummary, RankTimes, Stats
+from hpcio.results.schema import (
+    LatencyPercentiles,
+    PhaseFigures,
+    PhaseSummary,
+    RankTimes,
+    Stats,
+    Throughput,
+)
 from hpcio.spec.model import RunSpec
 from hpcio.workloads._base import RankInfo
 
@@ -151,6 +159,24 @@ def latency_percentiles(encoded: bytes) -> LatencyPercentiles:
     )
 
 
+def throughput_series(ranks: Sequence[RankFigures], start_ns: int, phase_ns: int) -> Throughput:
+    """Bytes completed by all ranks per interval of the phase, as MiB/s, so stalls show.
+
+    The interval is 1 s, or a tenth of a phase shorter than 10 s, and never finer than the
+    coarsest rank's timeline bucket. A bucket counts in the interval where it starts.
+    """
+    coarsest = max((r.timeline_width_ns for r in ranks), default=1)
+    interval_ns = max(_NS if phase_ns >= 10 * _NS else phase_ns / 10, coarsest, 1)
+    bins = [0.0] * max(1, math.ceil(phase_ns / interval_ns))
+    for rank in ranks:
+        for index, done in enumerate(rank.timeline_bytes):
+            at = index * rank.timeline_width_ns - start_ns
+            slot = min(max(int(at // interval_ns), 0), len(bins) - 1)
+            bins[slot] += done
+    interval_s = interval_ns / _NS
+    return Throughput(interval_s=interval_s, mib_s=tuple(b / interval_s / (1 << 20) for b in bins))
+
+
 def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> PhaseFigures:
     """IOR's reduction: phase time = latest end - earliest start over ranks; bandwidth = bytes
     completed / phase time. The stonewall figure stops the clock at the first rank's end."""
@@ -186,6 +212,7 @@ def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> P
         latency=latency_percentiles(merged),
         latency_hdr_b64=base64.b64encode(merged).decode("ascii"),
         requests=dict(sum((Counter(r.requests) for r in ranks), Counter())),
+        throughput=throughput_series(ranks, start, phase_ns),
         throttled=sum(r.throttled for r in ranks),
         retried=sum(r.retried for r in ranks),
         per_rank=tuple(
