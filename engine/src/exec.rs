@@ -10,6 +10,7 @@ use crate::payload::{stream_id, Payload};
 use crate::plan::{Op, Plan, Row};
 use crate::requests::Snapshot;
 use crate::target::{Handle, Mode, Receipt, Target, Upload, WriteHint};
+use crate::series::LatencySeries;
 use crate::timeline::Timeline;
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
@@ -48,6 +49,7 @@ pub struct Figures {
     pub first_errors: Vec<String>,
     pub latency: Histogram<u64>,
     pub timeline: Timeline,
+    pub latency_series: LatencySeries,
 }
 
 impl Default for Figures {
@@ -62,6 +64,7 @@ impl Default for Figures {
             first_errors: Vec::new(),
             latency: new_histogram(),
             timeline: Timeline::default(),
+            latency_series: LatencySeries::default(),
         }
     }
 }
@@ -88,6 +91,7 @@ impl Figures {
         }
         self.latency.add(&other.latency).expect("histograms share bounds");
         self.timeline.merge(&other.timeline);
+        self.latency_series.merge(other.latency_series);
     }
 }
 
@@ -487,6 +491,7 @@ fn worker(
                 figures.bytes += row.length;
                 figures.ops += 1;
                 figures.timeline.add(end.saturating_sub(s.t0_ns), row.length);
+                figures.latency_series.add(end.saturating_sub(s.t0_ns), latency_ns);
             }
             Err(Failure::Mismatch(message)) => figures.error(message),
             Err(Failure::Io(e)) => {

@@ -9,6 +9,7 @@ pub mod histogram;
 pub mod payload;
 pub mod plan;
 pub mod requests;
+pub mod series;
 pub mod target;
 pub mod timeline;
 
@@ -207,6 +208,8 @@ impl PyExecutor {
         d.set_item("latency_hdr", PyBytes::new(py, &histogram::encode(&f.latency)))?;
         d.set_item("timeline_width_ns", f.timeline.width_ns)?;
         d.set_item("timeline_bytes", f.timeline.buckets.clone())?;
+        d.set_item("latency_series_width_ns", f.latency_series.width_ns)?;
+        d.set_item("latency_series", f.latency_series.triples())?;
         let delta = self.inner.requests();
         let requests = PyDict::new(py);
         for (kind, n) in delta.named() {

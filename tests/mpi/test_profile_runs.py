@@ -122,6 +122,14 @@ def test_duration_repeats_transfers_until_the_deadline(hpcio, file_url, read_doc
         assert all(rank["end_s"] >= 1.0 for rank in phase["per_rank"])
         assert phase["bytes_total"] >= 2 * MiB  # at least once through every file
         assert phase["bytes_total"] % (4 << 10) == 0
+        # Per interval p99s come from merged counts: the phase's p99 lies within their range
+        # (give or take one bucket, <1%), and their intervals cover the phase.
+        series = phase["series"]
+        assert series["interval_s"] * len(series["mib_s"]) >= phase["phase_time_s"] * 0.999
+        p99s = [p for p in series["p99_s"] if p is not None]
+        assert len(p99s) >= len(series["p99_s"]) - 1  # 1 in flight never stalls a whole tenth
+        overall = phase["latency"]["p99_s"]
+        assert min(p99s) * 0.99 <= overall <= max(p99s) * 1.01
     assert list(target_dir.iterdir()) == []
 
 

@@ -42,11 +42,14 @@ class RankTimes:
 
 
 @dataclass(frozen=True, slots=True)
-class Throughput:
-    """MiB/s completed by all ranks in each `interval_s` of a phase, from its start."""
+class TimeSeries:
+    """A phase second by second (or in tenths of a short phase), from its start, all ranks:
+    MiB/s completed in each interval and the 99th percentile latency of the operations that
+    completed in it (None where none did), from the ranks' merged per-interval counts."""
 
     interval_s: float
     mib_s: tuple[float, ...]
+    p99_s: tuple[float | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +82,7 @@ class PhaseFigures:
     #: errors, timeouts), all ranks; each was retried, up to the retry limits.
     throttled: int = 0
     retried: int = 0
-    throughput: Throughput | None = None
+    series: TimeSeries | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +184,7 @@ _NESTED: dict[tuple[str, str], type] = {
     ("ResultDocument", "summary"): PhaseSummary,
     ("PhaseFigures", "latency"): LatencyPercentiles,
     ("PhaseFigures", "per_rank"): RankTimes,
-    ("PhaseFigures", "throughput"): Throughput,
+    ("PhaseFigures", "series"): TimeSeries,
     ("PhaseSummary", "latency"): LatencyPercentiles,
     **{
         ("PhaseSummary", n): Stats

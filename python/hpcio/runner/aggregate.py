@@ -18,7 +18,7 @@ from hpcio.results.schema import (
     PhaseSummary,
     RankTimes,
     Stats,
-    Throughput,
+    TimeSeries,
 )
 from hpcio.spec.model import RunSpec
 from hpcio.workloads._base import RankInfo
@@ -70,6 +70,9 @@ class RankFigures:
     latency_hdr: bytes
     timeline_width_ns: int
     timeline_bytes: tuple[int, ...]
+    #: (interval, latency bucket top in ns, operations), intervals of `latency_series_width_ns`.
+    latency_series_width_ns: int = 1
+    latency_series: tuple[tuple[int, int, int], ...] = ()
     requests: dict[str, int] = field(default_factory=dict)
     throttled: int = 0
     retried: int = 0
@@ -105,6 +108,8 @@ class RankFigures:
             latency_hdr=figures["latency_hdr"],
             timeline_width_ns=figures["timeline_width_ns"],
             timeline_bytes=tuple(figures["timeline_bytes"]),
+            latency_series_width_ns=figures["latency_series_width_ns"],
+            latency_series=tuple(tuple(t) for t in figures["latency_series"]),
             requests=dict(figures.get("requests", {})),
             throttled=figures.get("throttled", 0),
             retried=figures.get("retried", 0),
@@ -159,22 +164,50 @@ def latency_percentiles(encoded: bytes) -> LatencyPercentiles:
     )
 
 
-def throughput_series(ranks: Sequence[RankFigures], start_ns: int, phase_ns: int) -> Throughput:
-    """Bytes completed by all ranks per interval of the phase, as MiB/s, so stalls show.
+def time_series(ranks: Sequence[RankFigures], start_ns: int, phase_ns: int) -> TimeSeries:
+    """Bytes completed per interval of the phase, as MiB/s, and the p99 latency of the
+    operations completed in it, over all ranks, so stalls show.
 
     The interval is 1 s, or a tenth of a phase shorter than 10 s, and never finer than the
-    coarsest rank's timeline bucket. A bucket counts in the interval where it starts.
+    coarsest rank's timeline bucket. An engine bucket counts in the interval where it starts.
+    The p99 comes from the ranks' per-interval bucket counts merged, never from averaging.
     """
-    coarsest = max((r.timeline_width_ns for r in ranks), default=1)
+    coarsest = max(
+        (w for r in ranks for w in (r.timeline_width_ns, r.latency_series_width_ns)), default=1
+    )
     interval_ns = max(_NS if phase_ns >= 10 * _NS else phase_ns / 10, coarsest, 1)
-    bins = [0.0] * max(1, math.ceil(phase_ns / interval_ns))
+    slots = max(1, math.ceil(phase_ns / interval_ns))
+
+    def slot_of(at_ns: float) -> int:
+        return min(max(int((at_ns - start_ns) // interval_ns), 0), slots - 1)
+
+    done = [0.0] * slots
+    counts: list[Counter[int]] = [Counter() for _ in range(slots)]
     for rank in ranks:
-        for index, done in enumerate(rank.timeline_bytes):
-            at = index * rank.timeline_width_ns - start_ns
-            slot = min(max(int(at // interval_ns), 0), len(bins) - 1)
-            bins[slot] += done
+        for index, completed in enumerate(rank.timeline_bytes):
+            done[slot_of(index * rank.timeline_width_ns)] += completed
+        for index, bucket_ns, ops in rank.latency_series:
+            counts[slot_of(index * rank.latency_series_width_ns)][bucket_ns] += ops
     interval_s = interval_ns / _NS
-    return Throughput(interval_s=interval_s, mib_s=tuple(b / interval_s / (1 << 20) for b in bins))
+    return TimeSeries(
+        interval_s=interval_s,
+        mib_s=tuple(b / interval_s / (1 << 20) for b in done),
+        p99_s=tuple(_quantile(c, 0.99) for c in counts),
+    )
+
+
+def _quantile(counts: Counter[int], q: float) -> float | None:
+    """In seconds, the top of the smallest bucket whose cumulative count reaches q x total
+    (a percentile reports the top of its bucket, as HDR histograms do)."""
+    total = sum(counts.values())
+    if total == 0:
+        return None
+    needed, seen = max(1, math.ceil(q * total)), 0
+    for bucket_ns in sorted(counts):
+        seen += counts[bucket_ns]
+        if seen >= needed:
+            return bucket_ns / _NS
+    raise AssertionError("unreachable: the cumulative count reaches the total")
 
 
 def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> PhaseFigures:
@@ -212,7 +245,7 @@ def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> P
         latency=latency_percentiles(merged),
         latency_hdr_b64=base64.b64encode(merged).decode("ascii"),
         requests=dict(sum((Counter(r.requests) for r in ranks), Counter())),
-        throughput=throughput_series(ranks, start, phase_ns),
+        series=time_series(ranks, start, phase_ns),
         throttled=sum(r.throttled for r in ranks),
         retried=sum(r.retried for r in ranks),
         per_rank=tuple(
