@@ -82,15 +82,7 @@ impl PyTarget {
     }
 
     fn remove(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<usize> {
-        py.detach(|| {
-            let mut removed = 0;
-            for key in &keys {
-                if self.inner.remove(key)? {
-                    removed += 1;
-                }
-            }
-            Ok(removed)
-        })
+        py.detach(|| self.inner.remove_all(&keys))
         .map_err(|e: std::io::Error| error::target_error("cannot remove from", &self.url, &e))
     }
 }

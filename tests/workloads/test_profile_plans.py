@@ -84,6 +84,33 @@ def test_default_sizes():
     assert profile_spec("max-latency", ranks=1, size=None).file_bytes == GiB
 
 
+S3 = TargetSpec.from_url("s3://bucket/prefix")
+
+
+def test_on_object_stores_every_transfer_is_an_object_of_its_own():
+    run = profile_spec("min-latency", ranks=2, size=2 * 16 * KiB, target=S3)
+    assert (run.files_per_rank, run.file_size_bytes) == (4, 4 * KiB)
+    offsets, plan = transfer_offsets(run, Phase.WRITE, rank=1)
+    assert offsets.tolist() == [0] * 4
+    written = [plan.keys[k] for k in plan.key_index[plan.ops == Op.WRITE]]
+    assert written == sorted(written) and len(set(written)) == 4
+
+
+def test_random_order_on_object_stores_visits_the_objects_in_random_order():
+    run = profile_spec("random-throughput", ranks=1, size=256 * 4 * KiB, target=S3)
+    for phase in (Phase.WRITE, Phase.READ):
+        _, plan = transfer_offsets(run, phase)
+        moving = plan.ops == (Op.WRITE if phase is Phase.WRITE else Op.READ)
+        visited = [plan.keys[k] for k in plan.key_index[moving]]
+        assert sorted(visited) == sorted(set(visited)) and len(visited) == 256
+        assert visited != sorted(visited)
+
+
+def test_default_size_of_small_transfers_on_object_stores_is_64_mib():
+    assert profile_spec("max-latency", ranks=1, size=None, target=S3).file_bytes == 64 * MiB
+    assert profile_spec("small-wss", ranks=1, size=None, target=S3).file_bytes == GiB
+
+
 def test_size_splits_into_whole_transfers_per_rank():
     run = profile_spec("streaming", ranks=3, size=10 * MiB)
     assert run.size_per_rank_bytes == 3 * MiB
@@ -100,7 +127,6 @@ def test_direct_forces_o_direct_on_posix_only():
     [
         ("nope", MiB, POSIX, "unknown profile 'nope'; choose one of streaming, max-latency"),
         ("streaming", KiB, POSIX, "is less than one 1 MiB transfer per rank; use --size 2MiB"),
-        ("max-latency", MiB, TargetSpec.from_url("s3://b/p"), "s3 parts must be at least 5 MiB"),
     ],
 )
 def test_bad_profiles_are_refused(name, size, target, message):
@@ -136,12 +162,19 @@ def test_plain_runs_record_no_profile_fields():
     ("name", "target", "duration", "message"),
     [
         ("streaming", POSIX, 0.0, "--duration must be more than 0 seconds, got 0"),
-        ("max-latency", TargetSpec.from_url("az://c/p"), 1.0, "azure object is written once"),
     ],
 )
 def test_bad_durations_are_refused(name, target, duration, message):
     with pytest.raises(SpecError, match=message):
         profile_spec(name, size=2 * MiB, target=target, duration_s=duration)
+
+
+def test_duration_refuses_rewriting_an_object_in_parts():
+    azure = TargetSpec.from_url("az://c/p")
+    assert profile_spec("max-latency", target=azure, duration_s=1.0).duration_s == 1.0
+    with pytest.raises(SpecError, match="azure object is written once"):
+        RunSpec(pattern="mfmw", target=azure, ranks=1, size_per_rank_bytes=2 * MiB,
+                transfer_bytes=MiB, duration_s=1.0).validate()  # fmt: skip
 
 
 def test_duration_is_recorded_and_reads_alone_may_be_timed_on_object_stores():

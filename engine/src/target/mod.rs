@@ -87,6 +87,15 @@ pub trait Target: Send + Sync + Debug {
     fn abandon(&self, handle: Handle);
     /// Remove `key`; Ok(false) when it did not exist.
     fn remove(&self, key: &str) -> io::Result<bool>;
+    /// Remove every one of `keys` (object stores: many requests at once, or bulk deletes);
+    /// how many existed, where the store can tell.
+    fn remove_all(&self, keys: &[String]) -> io::Result<usize> {
+        let mut removed = 0;
+        for key in keys {
+            removed += usize::from(self.remove(key)?);
+        }
+        Ok(removed)
+    }
     /// Keys under the target's prefix that start with `start` (for `hpcio clean`).
     fn list(&self, start: &str) -> io::Result<Vec<String>>;
     /// Prove the target is usable the way a run will use it (exists, writable, direct I/O).

@@ -109,6 +109,17 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
         default="all",
         help="sfmr: every rank reads the whole file (all) or its region (own)",
     )
+    p.add_argument(
+        "--random",
+        action="store_true",
+        help="mfmw/mfmr: visit each rank's transfers in a seeded random order (fio's randrw)",
+    )
+    p.add_argument(
+        "--duration",
+        type=float,
+        metavar="SECONDS",
+        help="mfmw/mfmr: repeat each phase's transfers for this long (fio's time_based)",
+    )
     p.add_argument("--gather-chunk", default="64MiB", help="sfsw: bytes per gather message")
     p.add_argument(
         "--in-flight",
@@ -143,6 +154,8 @@ def _spec(args: argparse.Namespace, pattern: str, size: int, ranks: int) -> RunS
         in_flight=args.in_flight,
         seed=args.seed,
         phases=tuple(p.strip() for p in args.phases.split(",")) if args.phases else None,
+        random_offsets=args.random,
+        duration_s=args.duration,
     ).validate()
 
 

@@ -134,8 +134,8 @@ class RunSpec:
             raise SpecError(f"--files-per-rank must be at least 1, got {k}")
         if self.pattern not in ("mfmw", "mfmr"):
             raise SpecError(f"--files-per-rank works with mfmw and mfmr, not {self.pattern}")
-        if self.segments != 1 or self.duration_s is not None:
-            raise SpecError("--files-per-rank does not combine with --segments or --duration")
+        if self.segments != 1:
+            raise SpecError("--files-per-rank does not combine with --segments")
         if self.size_per_rank_bytes % (k * self.transfer_bytes):
             raise SpecError(
                 f"--size-per-rank {format_bytes(self.size_per_rank_bytes)} does not split into "
@@ -154,10 +154,12 @@ class RunSpec:
         if self.pattern not in ("mfmw", "mfmr"):
             raise SpecError(f"--duration works with mfmw and mfmr, not {self.pattern}")
         writes = self.phases is None or "write" in self.phases
-        if self.target.is_object_store and self.pattern == "mfmw" and writes:
+        in_parts = self.file_size_bytes > self.transfer_bytes
+        if self.target.is_object_store and self.pattern == "mfmw" and writes and in_parts:
             raise SpecError(
                 f"--duration: a {self.target.kind} object is written once (repeating its parts "
-                "would repeat them in its upload); time only reads there"
+                "would repeat them in its upload); time only reads, or make each object one "
+                "transfer (--files-per-rank = size per rank / transfer), which re-PUTs it"
             )
 
     def _validate_object_store(self) -> None:

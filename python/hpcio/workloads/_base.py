@@ -98,6 +98,29 @@ class PlanBuilder:
             self._keys.append(key)
         return self._keys.index(key)
 
+    def transfers_among(
+        self,
+        op: Op,
+        keys: Sequence[str],
+        files: np.ndarray,
+        offsets: np.ndarray,
+        length: int,
+        writers: int | np.ndarray,
+    ) -> PlanBuilder:
+        """Transfers row by row among `keys`: row i at `offsets[i]` of `keys[files[i]]`."""
+        index = np.array([self._key(k) for k in keys], np.uint32)
+        n = len(offsets)
+        self._columns.append(
+            (
+                np.full(n, int(op), np.uint8),
+                index[files.astype(np.intp, copy=False)],
+                offsets.astype(np.uint64, copy=False),
+                np.full(n, length, np.uint64),
+                np.broadcast_to(np.asarray(writers, np.uint32), (n,)).copy(),
+            )
+        )
+        return self
+
     def control(self, op: Op, key: str) -> PlanBuilder:
         return self.transfers(op, key, np.zeros(1, np.uint64), 0, writers=0)
 
@@ -144,14 +167,28 @@ def own_offsets(run: RunSpec, rank: int, *, shared: bool) -> np.ndarray:
     return (starts[:, None] + j[None, :]).ravel()
 
 
-def in_visit_order(run: RunSpec, offsets: np.ndarray, rank: int, phase: Phase) -> np.ndarray:
-    """`offsets` as the run visits them: unchanged, or with random_offsets a permutation seeded
-    by (seed, rank, phase), so every offset is visited exactly once and reruns repeat it."""
+@dataclass(frozen=True, slots=True)
+class Visits:
+    """A rank's transfers over its files in the order it makes them: row i is at
+    `offsets[i]` of file `files[i]` (an index into the rank's keys)."""
+
+    files: np.ndarray  # uint32
+    offsets: np.ndarray  # uint64
+
+
+def visit_order(
+    run: RunSpec, file_count: int, offsets: np.ndarray, rank: int, phase: Phase
+) -> Visits:
+    """Every one of `offsets` in each of `file_count` files, file after file; with
+    random_offsets a permutation of all those transfers, across files, seeded by (seed, rank,
+    phase), so every one is made exactly once and reruns repeat the order."""
+    files = np.repeat(np.arange(file_count, dtype=np.uint32), len(offsets))
+    every = np.tile(offsets.astype(np.uint64, copy=False), file_count)
     if not run.random_offsets:
-        return offsets
+        return Visits(files, every)
     phase_number = list(Phase).index(phase)
-    generator = np.random.default_rng([run.seed, rank, phase_number])
-    return generator.permutation(offsets)
+    order = np.random.default_rng([run.seed, rank, phase_number]).permutation(len(every))
+    return Visits(files[order], every[order])
 
 
 def owner_of(run: RunSpec, offsets: np.ndarray) -> np.ndarray:
@@ -159,15 +196,17 @@ def owner_of(run: RunSpec, offsets: np.ndarray) -> np.ndarray:
     return ((offsets // np.uint64(run.block_bytes)) % np.uint64(run.ranks)).astype(np.uint32)
 
 
-def write_plan(run: RunSpec, keys: str | Sequence[str], offsets: np.ndarray, writer: int) -> Plan:
-    """Open every key, write `offsets` in each (one after the other, so in-flight transfers
-    span files), fsync each with --fsync, close each."""
+def write_plan(
+    run: RunSpec, keys: str | Sequence[str], visits: Visits | np.ndarray, writer: int
+) -> Plan:
+    """Open every key, make the writes of `visits` (or write the same offsets in each key, one
+    after the other; either way in-flight transfers span files), fsync each with --fsync,
+    close each."""
     keys = [keys] if isinstance(keys, str) else list(keys)
     builder = PlanBuilder()
     for key in keys:
         builder.control(Op.OPEN_WRITE, key)
-    for key in keys:
-        builder.transfers(Op.WRITE, key, offsets, run.transfer_bytes, writer)
+    _transfers(builder, Op.WRITE, run, keys, visits, writer)
     for key in keys if run.fsync else ():
         builder.control(Op.SYNC, key)
     for key in keys:
@@ -176,18 +215,36 @@ def write_plan(run: RunSpec, keys: str | Sequence[str], offsets: np.ndarray, wri
 
 
 def read_plan(
-    run: RunSpec, keys: str | Sequence[str], offsets: np.ndarray, writers: int | np.ndarray
+    run: RunSpec,
+    keys: str | Sequence[str],
+    visits: Visits | np.ndarray,
+    writers: int | np.ndarray,
 ) -> Plan:
-    """Open every key, read `offsets` in each, close each."""
+    """Open every key, make the reads of `visits` (or read the same offsets in each key),
+    close each."""
     keys = [keys] if isinstance(keys, str) else list(keys)
     builder = PlanBuilder()
     for key in keys:
         builder.control(Op.OPEN_READ, key)
-    for key in keys:
-        builder.transfers(Op.READ, key, offsets, run.transfer_bytes, writers)
+    _transfers(builder, Op.READ, run, keys, visits, writers)
     for key in keys:
         builder.control(Op.CLOSE, key)
     return builder.build()
+
+
+def _transfers(
+    builder: PlanBuilder,
+    op: Op,
+    run: RunSpec,
+    keys: list[str],
+    visits: Visits | np.ndarray,
+    writers: int | np.ndarray,
+) -> None:
+    if isinstance(visits, Visits):
+        builder.transfers_among(op, keys, visits.files, visits.offsets, run.transfer_bytes, writers)
+        return
+    for key in keys:
+        builder.transfers(op, key, visits, run.transfer_bytes, writers)
 
 
 class Workload(Protocol):

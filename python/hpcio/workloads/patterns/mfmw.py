@@ -12,9 +12,9 @@ from hpcio.workloads._base import (
     Plan,
     RankInfo,
     Sharing,
-    in_visit_order,
     own_offsets,
     read_plan,
+    visit_order,
     write_plan,
 )
 
@@ -46,11 +46,13 @@ class MfmwPattern:
 
     def plan(self, run: RunSpec, phase: Phase, who: RankInfo) -> Plan:
         if phase is Phase.WRITE:
-            offsets = in_visit_order(run, file_offsets(run, who.rank), who.rank, phase)
-            return write_plan(run, rank_keys(run, who.rank), offsets, who.rank)
+            keys = rank_keys(run, who.rank)
+            visits = visit_order(run, len(keys), file_offsets(run, who.rank), who.rank, phase)
+            return write_plan(run, keys, visits, who.rank)
         source = who.read_source(run.reorder)
-        offsets = in_visit_order(run, file_offsets(run, source), who.rank, phase)
-        return read_plan(run, rank_keys(run, source), offsets, source)
+        keys = rank_keys(run, source)
+        visits = visit_order(run, len(keys), file_offsets(run, source), who.rank, phase)
+        return read_plan(run, keys, visits, source)
 
     def keys(self, run: RunSpec) -> list[str]:
         return [key for r in range(run.ranks) for key in rank_keys(run, r)]

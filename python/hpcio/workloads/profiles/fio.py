@@ -4,6 +4,11 @@ A profile is a preset over the N-N patterns: every rank writes its own file (mfm
 it back, in ascending or seeded random order, with a fixed transfer and number of requests in
 flight. small-wss only reads (mfmr): its working set is laid out untimed first, as the patterns
 that only read do.
+
+On an object store every transfer is an object of its own: a 4 KiB write is a PUT of a 4 KiB
+object and a read a GET of it (a ranged GET of the whole object), and random order visits the
+objects in a seeded random order. Parts of one object would not do: S3 and GCS parts must be
+at least 5 MiB, and an upload cannot be rewritten for a time-based run.
 """
 
 from __future__ import annotations
@@ -17,6 +22,10 @@ from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+
+#: Data set of a 4 KiB profile on an object store when --size is not given: 16,384 objects,
+#: as 1 GiB would be 262,144 PUTs (hours at one in flight on a cloud store's latency).
+OBJECT_STORE_SMALL_SIZE = 64 * MiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +121,8 @@ def profile_run(
         profile: what to measure.
         target: where.
         ranks: MPI ranks; the data set is split evenly between them.
-        size_bytes: the data set of the whole run (all ranks); None for the profile's default.
+        size_bytes: the data set of the whole run (all ranks); None for the profile's default
+            (on object stores, 64 MiB for the 4 KiB profiles).
         node_ram_bytes: this node's RAM, for streaming's default of twice that.
         direct: bypass the page cache even where the profile does not (POSIX only).
         verify: check every byte read.
@@ -123,10 +133,11 @@ def profile_run(
         in_flight: requests in flight per rank; None for the profile's own.
 
     Raises:
-        SpecError: a size too small for one transfer per rank, or a store that cannot take the
-            profile's writes.
+        SpecError: a size too small for one transfer per rank.
     """
     size = size_bytes if size_bytes is not None else profile.default_size_bytes
+    if size_bytes is None and target.is_object_store and profile.transfer_bytes < MiB:
+        size = OBJECT_STORE_SMALL_SIZE
     if size is None:
         if not node_ram_bytes:
             raise SpecError(f"{profile.name}: this node's RAM is unknown; give --size")
@@ -139,7 +150,6 @@ def profile_run(
             f"{format_bytes(transfer)} transfer per rank; use --size "
             f"{format_bytes(ranks * transfer).replace(' ', '')} or more"
         )
-    _check_store(profile, target)
     return RunSpec(
         pattern=profile.pattern,
         target=target,
@@ -155,30 +165,16 @@ def profile_run(
         random_offsets=profile.order == "random",
         profile=profile.name,
         duration_s=duration_s,
+        files_per_rank=per_rank // transfer if target.is_object_store else 1,
     ).validate()
-
-
-#: Smallest multipart part (all but the last) on stores that have one.
-_MIN_PART_BYTES = {"s3": 5 * MiB, "gcs": 5 * MiB}
-
-
-def _check_store(profile: Profile, target: TargetSpec) -> None:
-    minimum = _MIN_PART_BYTES.get(target.kind, 0)
-    if minimum and profile.transfer_bytes < minimum:
-        raise SpecError(
-            f"{profile.name} on {target.kind}: each rank's {format_bytes(profile.transfer_bytes)} "
-            f"writes are parts of its object, and {target.kind} parts must be at least "
-            f"{format_bytes(minimum)}; run this profile on file://, az:// or memory://"
-        )
 
 
 def object_store_note(target: TargetSpec) -> str | None:
     """What a transfer means on an object store, for the output; None on POSIX."""
     if not target.is_object_store:
         return None
-    part = "staged block" if target.kind == "azure" else "part"
     return (
-        f"note: on {target.kind} each write is one {part} of the rank's object (a 4 KiB write "
-        f"is a 4 KiB {part}, the object committed at close), and each read a ranged GET of "
-        "one transfer; there is no client cache to bypass"
+        f"note: on {target.kind} each transfer is an object of its own: a write is one PUT of "
+        "a whole object (4 KiB for the latency profiles) and a read a ranged GET of all of it; "
+        "random order visits the objects in random order; there is no client cache to bypass"
     )
