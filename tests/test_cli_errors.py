@@ -203,3 +203,19 @@ def test_closed_stdout_is_not_a_traceback(hpcio, run_args, target_dir):
     done = hpcio(*run_args(), stdout_closed=True)
     assert "Traceback" not in done.stderr, done.stderr
     assert list(target_dir.iterdir()) == []
+
+
+def test_drop_caches_where_proc_sys_is_read_only(hpcio, run_args, error_line, private_mounts):
+    setup = "mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys"
+    done = hpcio(*run_args("--drop-caches"), launcher=mounted(setup))
+    assert refused(done, error_line).startswith(
+        "hpcio: error: --drop-caches needs to write /proc/sys/vm/drop_caches, which is "
+    )
+
+
+def test_drop_caches_on_an_object_store(hpcio, error_line):
+    done = hpcio("run", "--pattern", "mfmw", "--target", "memory://", "--size-per-rank", "1MiB",
+                 "--drop-caches")  # fmt: skip
+    assert refused(done, error_line) == (
+        "hpcio: error: --drop-caches: memory targets have no page cache to drop; drop --drop-caches"
+    )

@@ -8,7 +8,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hpcio.commands.run import add_store_option_argument, check_output, store_options
+from hpcio.commands.run import (
+    add_drop_caches_argument,
+    add_store_option_argument,
+    check_output,
+    store_options,
+)
 from hpcio.errors import SpecError
 from hpcio.spec.target import TargetSpec
 from hpcio.units import parse_size, parse_size_range
@@ -58,6 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--direct", action="store_true", help="O_DIRECT for every profile (POSIX targets)"
     )
+    add_drop_caches_argument(p)
     p.add_argument("--verify", action="store_true", help="check every byte read")
     p.add_argument("--keep", action="store_true", help="keep the files afterwards")
     p.add_argument("--seed", type=int, default=1, help="payload and random-order seed")
@@ -120,12 +126,15 @@ def specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
             keep=args.keep,
             duration_s=args.duration,
             in_flight=args.in_flight,
+            drop_caches=args.drop_caches,
         )
         for name in names
     ]
 
 
 def _iozone_specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
+    if args.drop_caches:
+        raise SpecError("--drop-caches is not for iozone: its reread measures the cache on purpose")
     for option, value in (("--size", args.size), ("--duration", args.duration)):
         if value is not None:
             raise SpecError(f"{option} is not for iozone: give --file-sizes and --record-sizes")

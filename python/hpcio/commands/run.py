@@ -53,6 +53,15 @@ def store_options(pairs: Sequence[str]) -> dict[str, str]:
     return options
 
 
+def add_drop_caches_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--drop-caches",
+        action="store_true",
+        help="root: write back and drop the page cache on every node before each read phase "
+        "(/proc/sys/vm/drop_caches), so reads come from storage",
+    )
+
+
 def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
     if sweep:
         p.add_argument(
@@ -91,6 +100,7 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
     )
     p.add_argument("--fsync", action="store_true", help="fsync before close, inside the timing")
     p.add_argument("--direct", action="store_true", help="O_DIRECT: bypass the page cache")
+    add_drop_caches_argument(p)
     p.add_argument("--verify", action="store_true", help="check every byte read")
     p.add_argument("--keep", action="store_true", help="keep files after each iteration")
     p.add_argument(
@@ -156,6 +166,7 @@ def _spec(args: argparse.Namespace, pattern: str, size: int, ranks: int) -> RunS
         phases=tuple(p.strip() for p in args.phases.split(",")) if args.phases else None,
         random_offsets=args.random,
         duration_s=args.duration,
+        drop_caches=args.drop_caches,
     ).validate()
 
 

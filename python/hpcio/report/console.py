@@ -54,6 +54,7 @@ def summary(doc: ResultDocument) -> str:
     if pushed_back:
         lines.append("  the store pushed back: " + "; ".join(pushed_back))
     lines.append("  cache: " + "; ".join(doc.cache.notes))
+    lines.extend(f"  warning: {w}" for w in doc.warnings)
     return "\n".join(lines)
 
 

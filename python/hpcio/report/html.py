@@ -16,6 +16,7 @@ from hpcio.report.plots import Plot, PlotSet, render
 from hpcio.report.points import describe, spec_fields
 from hpcio.report.tables import Table, format_cell, study_tables
 from hpcio.results.schema import ResultDocument
+from hpcio.runner.cache import PAGE_CACHE_WARNING
 
 #: Browsers refuse anything but inline styles and data: images, so nothing is fetched even if
 #: a value in a document looked like a URL.
@@ -201,6 +202,10 @@ def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
             )
         )
     for n, title, doc in titled:
+        for warning in doc.warnings:
+            if warning.startswith(PAGE_CACHE_WARNING):
+                continue  # gathered above, over all runs
+            found.append(Caveat(f"run {n} ({title}): {warning}"))
         if doc.status != "complete":
             found.append(
                 Caveat(

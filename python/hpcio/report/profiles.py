@@ -63,10 +63,5 @@ def profile_tables(docs: Sequence[ResultDocument]) -> str:
         "Latency per operation (ms)",
         latency_table(docs),
     ]
-    from_ram = [profile_name(d) for d in docs if d.cache.reads_may_hit_page_cache]
-    if from_ram:
-        lines.append(
-            "note: reads may have been served from the page cache (data set smaller than RAM, "
-            f"no O_DIRECT), so they measure memory, not storage: {', '.join(from_ram)}"
-        )
+    lines.extend(f"warning: {profile_name(d)}: {w}" for d in docs for w in d.warnings)
     return "\n".join(lines)

@@ -125,6 +125,10 @@ class CacheRecord:
     node_ram_bytes: int
     reads_may_hit_page_cache: bool
     notes: tuple[str, ...]
+    #: What limits reads of the target on one node (a device's link, network interfaces; see
+    #: runner/device.py) and that limit in bytes/s, None where it is unknown.
+    read_ceiling: str = ""
+    read_ceiling_bytes_per_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +150,9 @@ class ResultDocument:
     #: "complete", or "interrupted" when the run stopped early: `phases` and `summary` then
     #: hold the iterations that finished. A resumed sweep runs interrupted points again.
     status: str = "complete"
+    #: Reasons to doubt the read figures, found when the run ended: a data set the page cache
+    #: could hold, a read faster than the target's device or link can carry, a target in RAM.
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

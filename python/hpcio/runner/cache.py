@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from hpcio.results.schema import CacheRecord
+import os
+from collections.abc import Sequence
+
+from hpcio.errors import RunFailedError, SpecError
+from hpcio.results.schema import CacheRecord, PhaseFigures
+from hpcio.runner.device import Ceiling
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
+
+DROP_CACHES = "/proc/sys/vm/drop_caches"
+#: How the warning about a data set the page cache could hold begins (reports group on it).
+PAGE_CACHE_WARNING = "read figures may be RAM, not storage"
 
 
 def node_ram_bytes() -> int:
@@ -19,7 +28,37 @@ def node_ram_bytes() -> int:
     return 0
 
 
-def cache_record(run: RunSpec, nodes: int, ram_bytes: int, reads: bool) -> CacheRecord:
+def check_drop_caches(path: str = DROP_CACHES) -> None:
+    """Fail before the run if --drop-caches cannot work on this node.
+
+    Raises:
+        SpecError: not root, or /proc/sys read-only (a container).
+    """
+    if not os.access(path, os.W_OK):
+        who = "not root" if os.geteuid() != 0 else "read-only here (a container?)"
+        raise SpecError(
+            f"--drop-caches needs to write {path}, which is {who}; run as root, or use "
+            "--direct, or drop --drop-caches (the result then records caches not dropped)"
+        )
+
+
+def drop_page_caches(path: str = DROP_CACHES) -> None:
+    """Write dirty pages back, then drop the clean page cache, dentries and inodes.
+
+    Raises:
+        RunFailedError: the kernel refused.
+    """
+    os.sync()
+    try:
+        with open(path, "w", encoding="ascii") as knob:
+            knob.write("3\n")
+    except OSError as e:
+        raise RunFailedError(f"--drop-caches: cannot write {path}: {e.strerror}") from None
+
+
+def cache_record(
+    run: RunSpec, nodes: int, ram_bytes: int, reads: bool, ceiling: Ceiling | None = None
+) -> CacheRecord:
     """Say, for this spec on this job, whether reads could have been served from RAM."""
     data_set = run.file_bytes
     reads_whole_file = run.pattern == "sfmr" and run.read_scope == "all"
@@ -39,7 +78,13 @@ def cache_record(run: RunSpec, nodes: int, ram_bytes: int, reads: bool) -> Cache
     # Data written on this node sits in its page cache unless O_DIRECT kept it out. Reads of
     # another node's data miss it; sfsw and whole-file sfmr read data this node wrote.
     local_data = not (run.reorder and nodes > 1) or run.pattern == "sfsw" or reads_whole_file
-    may_hit = reads and not run.direct and local_data and (ram_bytes == 0 or per_node < ram_bytes)
+    fits = ram_bytes == 0 or per_node < ram_bytes
+    # After a drop, a node can still serve from RAM what one of its ranks read earlier in the
+    # same phase: whole-file sfmr with several ranks per node reads the file that many times.
+    rereads = reads_whole_file and run.ranks > nodes
+    may_hit = (
+        reads and not run.direct and fits and ((local_data and not run.drop_caches) or rereads)
+    )
     if run.target.is_object_store:
         return _object_store_record(run, data_set, ram_bytes)
     notes = []
@@ -51,24 +96,69 @@ def cache_record(run: RunSpec, nodes: int, ram_bytes: int, reads: bool) -> Cache
         notes.append("fsync before close, inside the timed write phase")
     elif not run.direct and run.pattern not in ("sfmr", "mfmr"):
         notes.append("no --fsync: the write phase may end before data reaches storage")
-    if not run.direct:
+    if run.drop_caches:
+        notes.append(
+            "page cache written back and dropped on every node before each read phase "
+            "(--drop-caches)"
+        )
+    elif not run.direct:
         notes.append("caches not dropped between write and read")
-    if may_hit:
+    if may_hit and rereads and run.drop_caches:
+        notes.append(
+            f"reads may be served from RAM: each node's {run.ranks // max(nodes, 1)} ranks "
+            "all read the whole file, so all but the first may read the cache"
+        )
+    elif may_hit:
         notes.append(
             f"reads may be served from RAM: {format_bytes(per_node)} per node is less than "
             f"the node's {format_bytes(ram_bytes)} and was written on this node"
         )
+    if ceiling is not None:
+        notes.append(f"read ceiling: {ceiling.what}" + (
+            f" ({ceiling.bytes_per_s / (1 << 20):,.0f} MiB/s per node)"
+            if ceiling.bytes_per_s else ""
+        ))  # fmt: skip
     return CacheRecord(
         direct_io=run.direct,
         fsync_in_write_phase=run.fsync,
-        caches_dropped=False,
+        caches_dropped=run.drop_caches,
         read_back_from=read_from,
         data_set_bytes=data_set,
         data_per_node_bytes=per_node,
         node_ram_bytes=ram_bytes,
         reads_may_hit_page_cache=may_hit,
         notes=tuple(notes),
+        read_ceiling=ceiling.what if ceiling else "",
+        read_ceiling_bytes_per_s=ceiling.bytes_per_s if ceiling else None,
     )
+
+
+def read_warnings(
+    cache: CacheRecord, figures: Sequence[PhaseFigures], nodes: int, in_ram: bool = False
+) -> tuple[str, ...]:
+    """Why the read figures may not be the storage's: a data set the page cache could hold,
+    read phases faster than the device or link can carry, a target that is RAM."""
+    found = []
+    if in_ram:
+        found.append(f"reads and writes measure memory: {cache.read_ceiling}")
+    if cache.reads_may_hit_page_cache:
+        found.append(
+            f"{PAGE_CACHE_WARNING}: {format_bytes(cache.data_per_node_bytes)} "
+            f"per node fits in the node's {format_bytes(cache.node_ram_bytes)} and neither "
+            "--direct nor --drop-caches kept the page cache out"
+        )
+    limit = cache.read_ceiling_bytes_per_s
+    if limit:
+        mib = float(1 << 20)
+        fast = [f for f in figures if f.phase == "read" and f.bandwidth_bytes_per_s > limit * nodes]
+        if fast:
+            top = max(f.bandwidth_bytes_per_s for f in fast)
+            found.append(
+                f"{len(fast)} read phase(s) ran faster ({top / mib:,.0f} MiB/s) than "
+                f"{cache.read_ceiling} can carry ({limit * nodes / mib:,.0f} MiB/s over "
+                f"{nodes} node(s)): they were served from a cache, not the device"
+            )
+    return tuple(found)
 
 
 def _object_store_record(run: RunSpec, data_set: int, ram_bytes: int) -> CacheRecord:

@@ -9,8 +9,15 @@ from collections.abc import Callable
 from hpcio import __version__, _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
+from hpcio.runner import device
 from hpcio.runner.aggregate import phase_figures, summarize
-from hpcio.runner.cache import cache_record, node_ram_bytes
+from hpcio.runner.cache import (
+    cache_record,
+    check_drop_caches,
+    drop_page_caches,
+    node_ram_bytes,
+    read_warnings,
+)
 from hpcio.runner.phase import run_phase
 from hpcio.runner.world import Comm, topology
 from hpcio.spec.limits import check_limits
@@ -55,6 +62,8 @@ def probe_target(run: RunSpec) -> None:
             an unknown bucket, rejected credentials or an unreachable endpoint.
         SpecError: a part size or object size the store would reject.
     """
+    if run.drop_caches:
+        check_drop_caches()
     target = open_target(run)
     # Only reading what an earlier run left (--phases read): no part limits, no write probe.
     writes = run.phases is None or "write" in run.phases
@@ -105,8 +114,11 @@ def execute(
     target = open_target(run)
     figures: list[PhaseFigures] = []
     phases = [Phase(p) for p in run.phases] if run.phases else list(workload.phases)
+    ceiling = None if run.target.is_object_store else device.ceiling(run.target.path)
 
     def document(status: str) -> ResultDocument:
+        cache = cache_record(run, topo.nodes, node_ram_bytes(), Phase.READ in phases, ceiling)
+        in_ram = ceiling is not None and ceiling.in_ram
         return ResultDocument(
             schema_version=SCHEMA_VERSION,
             kind=KIND,
@@ -118,11 +130,12 @@ def execute(
             nodes=topo.nodes,
             ranks_per_node=topo.ranks_per_node,
             run=run.to_dict(),
-            cache=cache_record(run, topo.nodes, node_ram_bytes(), Phase.READ in phases),
+            cache=cache,
             phases=tuple(figures),
             summary=summarize(figures),
             engine={"debug_build": _engine.debug_build()},
             status=status,
+            warnings=read_warnings(cache, figures, topo.nodes, in_ram),
         )
 
     # Like IOR without -k: files go after each iteration that wrote them, so iterations are
@@ -138,6 +151,8 @@ def execute(
                 # follow find every byte however far the writes got.
                 _phase(world, target, layout(run), workload, Phase.WRITE, who, iteration)
             for phase in phases:
+                if phase is Phase.READ and run.drop_caches:
+                    _drop_caches(world, who)
                 result = _phase(world, target, run, workload, phase, who, iteration)
                 if result is not None:
                     figures.append(result)
@@ -154,6 +169,25 @@ def execute(
     if world.rank != 0:
         return None
     return document("complete")
+
+
+def _drop_caches(world: Comm, who: RankInfo) -> None:
+    """One rank per node drops its page cache, outside any timed phase; all wait for it.
+
+    Raises:
+        RunFailedError: a node could not (on every rank alike).
+    """
+    world.barrier()
+    problem = None
+    if who.local_rank == 0:
+        try:
+            drop_page_caches()
+        except RunFailedError as e:
+            problem = f"node {who.node}: {e}"
+    problems = world.gather(problem)
+    failure = world.bcast(next((p for p in problems or () if p), None))
+    if failure:
+        raise RunFailedError(failure)
 
 
 def layout(run: RunSpec) -> RunSpec:

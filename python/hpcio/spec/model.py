@@ -56,6 +56,9 @@ class RunSpec:
     #: all open at once so --in-flight transfers span them (fio's nrfiles): K small objects
     #: go up as K PUTs in flight from one rank.
     files_per_rank: int = 1
+    #: Write back and drop the page cache on every node before each timed read phase
+    #: (root only: /proc/sys/vm/drop_caches), so reads come from storage.
+    drop_caches: bool = False
 
     @property
     def block_bytes(self) -> int:
@@ -167,6 +170,11 @@ class RunSpec:
             raise SpecError(
                 f"--direct: {self.target.kind} targets have no page cache to bypass; drop --direct"
             )
+        if self.drop_caches:
+            raise SpecError(
+                f"--drop-caches: {self.target.kind} targets have no page cache to drop; "
+                "drop --drop-caches"
+            )
         if self.target.kind == "memory" and self.ranks > 1:
             raise SpecError("memory:// lives inside one process: use -n 1")
 
@@ -186,6 +194,8 @@ class RunSpec:
             del record["duration_s"]
         if self.files_per_rank == 1:
             del record["files_per_rank"]
+        if not self.drop_caches:
+            del record["drop_caches"]
         return record
 
     @classmethod

@@ -114,6 +114,7 @@ def profile_run(
     keep: bool = False,
     duration_s: float | None = None,
     in_flight: int | None = None,
+    drop_caches: bool = False,
 ) -> RunSpec:
     """The run that measures `profile` on `target`.
 
@@ -131,6 +132,7 @@ def profile_run(
         keep: keep the files afterwards.
         duration_s: repeat each phase's transfers for this long (fio's time_based); None: once.
         in_flight: requests in flight per rank; None for the profile's own.
+        drop_caches: drop the page cache on every node before each read phase (root).
 
     Raises:
         SpecError: a size too small for one transfer per rank.
@@ -166,6 +168,7 @@ def profile_run(
         profile=profile.name,
         duration_s=duration_s,
         files_per_rank=per_rank // transfer if target.is_object_store else 1,
+        drop_caches=drop_caches,
     ).validate()
 
 
