@@ -183,4 +183,4 @@ def test_closed_stdout_still_writes_every_file(results, hpcio, tmp_path):
     assert "Traceback" not in done.stderr, done.stderr
     assert (done.returncode, done.stderr) == (0, "")
     assert page.read_text().endswith("</html>\n")
-    assert len(list(tmp_path.glob("*.svg"))) == len(list(tmp_path.glob("*.png"))) == 8
+    assert len(list(tmp_path.glob("*.svg"))) == len(list(tmp_path.glob("*.png"))) == 10

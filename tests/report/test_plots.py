@@ -129,6 +129,7 @@ def test_one_figure_of_each_kind(results):
         + [f"latency-vs-size-{p}" for p in phases]
         + [f"latency-cdf-{pattern}-{p}" for pattern in ("sfmw", "mfmw") for p in phases]
         + [f"bandwidth-vs-ranks-{p}" for p in phases]
+        + [f"over-time-{p}" for p in phases]
     )
 
 
@@ -177,3 +178,23 @@ def test_plots_onto_a_file_is_refused(results, hpcio, error_line, tmp_path):
     done = hpcio("report", results.a, "--plots", taken)
     assert done.returncode == 2
     assert error_line(done) == f"hpcio: error: --plots {taken}: exists and is not a directory"
+
+
+def test_over_time_draws_each_points_first_iteration_rate_and_p99(results):
+    docs = results_io.read(results.a)
+    figure = plots.over_time(plots.series_by_point(docs, "write"), "write")
+    rate, tail = figure.axes
+    assert tail.get_yscale() == "log"
+    by_label = {line.get_label(): line for line in rate.get_lines()}
+    for doc in docs:
+        first = next(p for p in doc.phases if p.phase == "write")
+        line = by_label[plots.series_by_point([doc], "write")[0].label]
+        assert list(line.get_ydata()) == pytest.approx(first.series.mib_s)
+        step = first.series.interval_s
+        assert list(line.get_xdata()) == pytest.approx(
+            [i * step for i in range(len(first.series.mib_s))]
+        )
+    drawn_p99 = [list(line.get_ydata()) for line in tail.get_lines()]
+    assert len(drawn_p99) == len(rate.get_lines())
+    names = [p.name for p in plots.report_plots(docs).plots]
+    assert "over-time-write" in names and "over-time-read" in names

@@ -1,5 +1,6 @@
 """Figures from result documents (matplotlib, imported only when a figure is drawn): bandwidth
-and latency against size per rank, per-op latency CDFs, bandwidth against ranks.
+and latency against size per rank, per-op latency CDFs, bandwidth against ranks, and each
+phase over time (MiB/s and p99 latency per interval).
 
 Figures are built on matplotlib's object API (`Figure`), never pyplot: no global figure
 registry, no GUI backend; PNG goes through Agg and SVG through matplotlib's SVG writer.
@@ -95,6 +96,16 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
                 latency_cdf(series_by_point(chosen, phase), phase),
             )
         )
+    for phase in _phases(docs):
+        timed = [d for d in docs if any(p.phase == phase and p.series for p in d.phases)]
+        if timed:
+            plots.append(
+                Plot(
+                    f"over-time-{phase}",
+                    f"{phase} over time: MiB/s and p99 latency per interval",
+                    over_time(series_by_point(timed, phase), phase),
+                )
+            )
     for phase in _phases(docs):
         counts = sorted({d.ranks for d in docs if phase in d.summary})
         if len(counts) < 2:
@@ -202,6 +213,34 @@ def latency_cdf(series: Sequence[Series], phase: str) -> Figure:
     axes.set_ylim(0, 1.01)
     axes.grid(True, which="both", alpha=0.3)
     _legend(axes)
+    return figure
+
+
+def over_time(series: Sequence[Series], phase: str) -> Figure:
+    """The first iteration of each point's `phase` over time: MiB/s completed in each interval
+    (top) and the p99 latency of the operations completed in it (bottom, log), so a stall or
+    a cache filling up shows where a mean hides it."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7.0, 5.5), layout="constrained")
+    rate, tail = figure.subplots(2, 1, sharex=True)
+    for index, one in enumerate(series):
+        first = next(p for p in one.docs[-1].phases if p.phase == phase and p.series)
+        assert first.series is not None
+        step = first.series.interval_s
+        starts = [i * step for i in range(len(first.series.mib_s))]
+        style = _line_style(index if one.colour is None else one.colour)
+        rate.plot(starts, first.series.mib_s, drawstyle="steps-post", label=one.label, **style)
+        p99 = [float("nan") if v is None else v * 1e3 for v in first.series.p99_s]
+        tail.plot(starts, p99, drawstyle="steps-post", **style)
+    rate.set_ylabel(f"{phase} MiB/s")
+    rate.set_ylim(bottom=0)
+    tail.set_ylabel("p99 per-op latency (ms)")
+    tail.set_yscale("log")
+    tail.set_xlabel("seconds from the phase's start (first iteration)")
+    for axes in (rate, tail):
+        axes.grid(True, which="both", alpha=0.3)
+    _legend(rate)
     return figure
 
 
