@@ -42,6 +42,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn percentiles_of_a_known_distribution() {
+        // 1 us, 2 us, ..., 100 ms, once each: the q-quantile is q x 100 ms, to 3 digits.
+        let mut h = new_histogram();
+        for us in 1..=100_000u64 {
+            record(&mut h, us * 1_000);
+        }
+        for (q, expected_ns) in [(0.5, 50e6), (0.9, 90e6), (0.99, 99e6), (0.999, 99.9e6)] {
+            let got = h.value_at_quantile(q) as f64;
+            assert!((got - expected_ns).abs() <= expected_ns * 1e-3, "p{q}: {got} vs {expected_ns}");
+        }
+        assert!((h.mean() - 50.0005e6).abs() <= 50e6 * 1e-3);
+        // A heavy tail: 99% at 1 ms and 1% at 1 s puts p99 at 1 ms and p99.9 at 1 s.
+        let mut tail = new_histogram();
+        for i in 0..10_000u64 {
+            record(&mut tail, if i < 9_900 { 1_000_000 } else { 1_000_000_000 });
+        }
+        assert!((tail.value_at_quantile(0.99) as f64 - 1e6).abs() <= 1e3);
+        assert!((tail.value_at_quantile(0.999) as f64 - 1e9).abs() <= 1e6);
+    }
+
+    #[test]
     fn merge_equals_histogram_of_union() {
         let (mut a, mut b, mut all) = (new_histogram(), new_histogram(), new_histogram());
         for v in 1..=1000u64 {
