@@ -182,19 +182,19 @@ def test_plots_onto_a_file_is_refused(results, hpcio, error_line, tmp_path):
 
 def test_over_time_draws_each_points_first_iteration_rate_and_p99(results):
     docs = results_io.read(results.a)
-    figure = plots.over_time(plots.series_by_point(docs, "write"), "write")
+    series = plots.series_by_point(docs, "write")
+    figure = plots.over_time(series, "write")
     rate, tail = figure.axes
     assert tail.get_yscale() == "log"
-    by_label = {line.get_label(): line for line in rate.get_lines()}
-    for doc in docs:
-        first = next(p for p in doc.phases if p.phase == "write")
-        line = by_label[plots.series_by_point([doc], "write")[0].label]
+    assert len(rate.get_lines()) == len(tail.get_lines()) == len(series) > 1
+    for one, line, p99_line in zip(series, rate.get_lines(), tail.get_lines(), strict=True):
+        assert line.get_label() == one.label
+        first = next(p for p in one.docs[-1].phases if p.phase == "write")
         assert list(line.get_ydata()) == pytest.approx(first.series.mib_s)
         step = first.series.interval_s
-        assert list(line.get_xdata()) == pytest.approx(
-            [i * step for i in range(len(first.series.mib_s))]
-        )
-    drawn_p99 = [list(line.get_ydata()) for line in tail.get_lines()]
-    assert len(drawn_p99) == len(rate.get_lines())
+        starts = [i * step for i in range(len(first.series.mib_s))]
+        assert list(line.get_xdata()) == pytest.approx(starts)
+        p99_ms = [float("nan") if v is None else v * 1e3 for v in first.series.p99_s]
+        assert list(p99_line.get_ydata()) == pytest.approx(p99_ms, nan_ok=True)
     names = [p.name for p in plots.report_plots(docs).plots]
     assert "over-time-write" in names and "over-time-read" in names
