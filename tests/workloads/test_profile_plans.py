@@ -80,6 +80,9 @@ def test_profiles_as_runs(name, pattern, transfer, in_flight, direct, random):
 def test_default_sizes():
     streaming = profile_spec("streaming", ranks=4, size=None)
     assert streaming.file_bytes == 16 * GiB  # twice the 8 GiB of RAM
+    on_two = fio.profile_run(fio.get("streaming"), POSIX, ranks=4, size_bytes=None,
+                             node_ram_bytes=8 * GiB, nodes=2)  # fmt: skip
+    assert on_two.file_bytes == 32 * GiB  # twice each node's RAM
     assert profile_spec("small-wss", ranks=1, size=None).file_bytes == GiB
     assert profile_spec("max-latency", ranks=1, size=None).file_bytes == GiB
 

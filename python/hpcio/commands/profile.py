@@ -83,7 +83,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="print only the tables")
 
 
-def specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
+def specs(args: argparse.Namespace, ranks: int, nodes: int = 1) -> list[RunSpec]:
     """The runs `args` asks for, validated.
 
     Raises:
@@ -127,6 +127,7 @@ def specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
             duration_s=args.duration,
             in_flight=args.in_flight,
             drop_caches=args.drop_caches,
+            nodes=nodes,
         )
         for name in names
     ]
@@ -170,7 +171,11 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
     from hpcio.runner.sweep import run_all
     from hpcio.runner.world import topology
 
-    console = Console(topology(world), quiet=args.quiet)
+    layout = topology(world)
+    if layout.nodes > 1 and args.size is None and args.name != "iozone":
+        # Defaults that depend on RAM count every node's, known only now the job runs.
+        todo = specs(args, world.size, layout.nodes)
+    console = Console(layout, quiet=args.quiet)
     note = fio.object_store_note(todo[0].target)
     if world.rank == 0 and note:
         say(note)

@@ -115,6 +115,7 @@ def profile_run(
     duration_s: float | None = None,
     in_flight: int | None = None,
     drop_caches: bool = False,
+    nodes: int = 1,
 ) -> RunSpec:
     """The run that measures `profile` on `target`.
 
@@ -133,6 +134,7 @@ def profile_run(
         duration_s: repeat each phase's transfers for this long (fio's time_based); None: once.
         in_flight: requests in flight per rank; None for the profile's own.
         drop_caches: drop the page cache on every node before each read phase (root).
+        nodes: nodes the ranks run on: streaming's default is twice the RAM of each of them.
 
     Raises:
         SpecError: a size too small for one transfer per rank.
@@ -143,7 +145,7 @@ def profile_run(
     if size is None:
         if not node_ram_bytes:
             raise SpecError(f"{profile.name}: this node's RAM is unknown; give --size")
-        size = 2 * node_ram_bytes
+        size = 2 * node_ram_bytes * nodes
     transfer = profile.transfer_bytes
     per_rank = size // ranks // transfer * transfer
     if per_rank < transfer:
