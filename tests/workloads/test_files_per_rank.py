@@ -22,15 +22,15 @@ def spec(**kw):
     return RunSpec(**values).validate()  # fmt: skip
 
 
-def test_all_files_open_before_any_transfer_so_in_flight_spans_them():
+def test_all_files_open_before_any_transfer_and_are_visited_round_robin():
     plan = patterns.get("mfmw").plan(spec(fsync=True), Phase.WRITE, RankInfo(1, 2))
     keys = [plan.keys[i] for i in plan.key_index]
     assert (
         plan.ops.tolist() == [Op.OPEN_WRITE] * 2 + [Op.WRITE] * 4 + [Op.SYNC] * 2 + [Op.CLOSE] * 2
     )
-    assert keys[2:6] == ["hpcio-rank000001-file000000.dat"] * 2 + [
-        "hpcio-rank000001-file000001.dat"] * 2  # fmt: skip
-    assert plan.offsets[2:6].tolist() == [0, MiB, 0, MiB]
+    # Like fio's file_service_type=roundrobin: transfers in flight fall in different files.
+    assert keys[2:6] == ["hpcio-rank000001-file000000.dat", "hpcio-rank000001-file000001.dat"] * 2
+    assert plan.offsets[2:6].tolist() == [0, 0, MiB, MiB]
     assert np.all(plan.writers[plan.ops == Op.WRITE] == 1)
 
 

@@ -90,6 +90,18 @@ def test_default_sizes():
 S3 = TargetSpec.from_url("s3://bucket/prefix")
 
 
+def test_a_rank_has_a_file_per_request_in_flight_as_fios_jobs_do():
+    run = profile_spec("streaming", ranks=1, size=64 * MiB)
+    assert (run.files_per_rank, run.file_size_bytes) == (32, 2 * MiB)
+    offsets, plan = transfer_offsets(run, Phase.WRITE)
+    files = plan.key_index[plan.ops == Op.WRITE]
+    # Round robin: the first 32 transfers (one per lane) go to 32 different files.
+    assert len(set(files[:32].tolist())) == 32
+    assert offsets[:32].tolist() == [0] * 32 and offsets[32:64].tolist() == [MiB] * 32
+    assert profile_spec("streaming", ranks=1, size=8 * MiB).files_per_rank == 8  # 1 MiB each
+    assert profile_spec("max-latency", ranks=1).files_per_rank == 1  # one in flight
+
+
 def test_on_object_stores_every_transfer_is_an_object_of_its_own():
     run = profile_spec("min-latency", ranks=2, size=2 * 16 * KiB, target=S3)
     assert (run.files_per_rank, run.file_size_bytes) == (4, 4 * KiB)

@@ -179,11 +179,12 @@ class Visits:
 def visit_order(
     run: RunSpec, file_count: int, offsets: np.ndarray, rank: int, phase: Phase
 ) -> Visits:
-    """Every one of `offsets` in each of `file_count` files, file after file; with
-    random_offsets a permutation of all those transfers, across files, seeded by (seed, rank,
-    phase), so every one is made exactly once and reruns repeat the order."""
-    files = np.repeat(np.arange(file_count, dtype=np.uint32), len(offsets))
-    every = np.tile(offsets.astype(np.uint64, copy=False), file_count)
+    """Every one of `offsets` in each of `file_count` files. In order: round robin over the
+    files at each offset (fio's file_service_type=roundrobin), so transfers in flight fall in
+    different files; with random_offsets a permutation of all those transfers, across files,
+    seeded by (seed, rank, phase), so every one is made exactly once and reruns repeat it."""
+    files = np.tile(np.arange(file_count, dtype=np.uint32), len(offsets))
+    every = np.repeat(offsets.astype(np.uint64, copy=False), file_count)
     if not run.random_offsets:
         return Visits(files, every)
     phase_number = list(Phase).index(phase)

@@ -1,9 +1,11 @@
 """The five storage profiles of the fio study (reference 003): data, and RunSpecs built from it.
 
-A profile is a preset over the N-N patterns: every rank writes its own file (mfmw), then reads
-it back, in ascending or seeded random order, with a fixed transfer and number of requests in
-flight. small-wss only reads (mfmr): its working set is laid out untimed first, as the patterns
-that only read do.
+A profile is a preset over the N-N patterns: every rank writes its own files (mfmw), then reads
+them back, in ascending or seeded random order, with a fixed transfer and number of requests in
+flight. As fio's jobs each have a file of their own, a rank has a file per request in flight
+(32 files of size / 32 for the 32-thread profiles), visited round robin, so requests in flight
+fall in different files. small-wss only reads (mfmr): its working set is laid out untimed
+first, as the patterns that only read do.
 
 On an object store every transfer is an object of its own: a 4 KiB write is a PUT of a 4 KiB
 object and a read a GET of it (a ranged GET of the whole object), and random order visits the
@@ -147,7 +149,13 @@ def profile_run(
             raise SpecError(f"{profile.name}: this node's RAM is unknown; give --size")
         size = 2 * node_ram_bytes * nodes
     transfer = profile.transfer_bytes
-    per_rank = size // ranks // transfer * transfer
+    lanes = profile.in_flight if in_flight is None else in_flight
+    if target.is_object_store:
+        files = max(1, size // ranks // transfer)  # an object per transfer
+    else:
+        # A file per request in flight, as fio's jobs each have theirs (numjobs).
+        files = max(1, min(lanes, size // ranks // transfer))
+    per_rank = size // ranks // (transfer * files) * (transfer * files)
     if per_rank < transfer:
         raise SpecError(
             f"--size {format_bytes(size)} over {ranks} rank(s) is less than one "
@@ -164,12 +172,12 @@ def profile_run(
         direct=(profile.bypass_cache or direct) and not target.is_object_store,
         verify=verify,
         keep=keep,
-        in_flight=profile.in_flight if in_flight is None else in_flight,
+        in_flight=lanes,
         seed=seed,
         random_offsets=profile.order == "random",
         profile=profile.name,
         duration_s=duration_s,
-        files_per_rank=per_rank // transfer if target.is_object_store else 1,
+        files_per_rank=files,
         drop_caches=drop_caches,
     ).validate()
 
