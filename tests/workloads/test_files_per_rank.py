@@ -63,3 +63,17 @@ def test_keys_cover_every_file_for_cleanup():
 def test_refusals(kw, message):
     with pytest.raises(SpecError, match=message):
         spec(**kw)
+
+
+def test_random_order_keeps_files_round_robin_and_visits_every_transfer_once():
+    run = spec(random_offsets=True, files_per_rank=4, size_per_rank_bytes=4 * 8 * MiB)
+    plan = patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(0, 2))
+    moving = plan.ops == Op.WRITE
+    files, offsets = plan.key_index[moving], plan.offsets[moving]
+    pairs = list(zip(files.tolist(), offsets.tolist(), strict=True))
+    assert len(set(pairs)) == len(pairs) == 32  # each (file, offset) once
+    for step in range(8):  # every window of 4 consecutive transfers: 4 different files
+        assert len(set(files[4 * step : 4 * step + 4].tolist())) == 4
+    first_file = files[0]
+    own = offsets[files == first_file].tolist()
+    assert sorted(own) == [i * MiB for i in range(8)] and own != sorted(own)

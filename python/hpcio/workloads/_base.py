@@ -179,17 +179,28 @@ class Visits:
 def visit_order(
     run: RunSpec, file_count: int, offsets: np.ndarray, rank: int, phase: Phase
 ) -> Visits:
-    """Every one of `offsets` in each of `file_count` files. In order: round robin over the
-    files at each offset (fio's file_service_type=roundrobin), so transfers in flight fall in
-    different files; with random_offsets a permutation of all those transfers, across files,
-    seeded by (seed, rank, phase), so every one is made exactly once and reruns repeat it."""
-    files = np.tile(np.arange(file_count, dtype=np.uint32), len(offsets))
-    every = np.repeat(offsets.astype(np.uint64, copy=False), file_count)
+    """Every one of `offsets` in each of `file_count` files, taken round robin over the files
+    (fio's file_service_type=roundrobin), so transfers in flight fall in different files and
+    no two lanes wait on one file's lock.
+
+    In order, offset after offset. With random_offsets, each file's offsets in a permutation
+    of their own and the files in a permuted order, seeded by (seed, rank, phase): every
+    transfer is made exactly once, reruns repeat the order, and a rank with one transfer per
+    file (an object store's objects) visits its files in random order.
+    """
+    offsets = offsets.astype(np.uint64, copy=False)
+    steps = len(offsets)
     if not run.random_offsets:
-        return Visits(files, every)
+        return Visits(
+            np.tile(np.arange(file_count, dtype=np.uint32), steps),
+            np.repeat(offsets, file_count),
+        )
     phase_number = list(Phase).index(phase)
-    order = np.random.default_rng([run.seed, rank, phase_number]).permutation(len(every))
-    return Visits(files[order], every[order])
+    rng = np.random.default_rng([run.seed, rank, phase_number])
+    file_order = rng.permutation(file_count).astype(np.uint32)
+    # One permutation of the offsets per file, all drawn at once: (files, steps).
+    per_file = offsets[np.argsort(rng.random((file_count, steps)), axis=1)]
+    return Visits(np.tile(file_order, steps), per_file[file_order].T.ravel())
 
 
 def owner_of(run: RunSpec, offsets: np.ndarray) -> np.ndarray:
