@@ -145,7 +145,9 @@ impl ObjectTarget {
         };
         let (_, probe_store, _) = build(probe_retry)?;
         // Few threads: many ranks share a node, and requests in flight, not cores, set the need.
-        let threads = options.in_flight.div_ceil(4).clamp(1, 4);
+        // One thread per two requests in flight: the runtime's threads do every connection's
+        // socket reads and writes, and one of them for 4 requests held 16 MiB GETs back.
+        let threads = options.in_flight.div_ceil(2).clamp(1, 4);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("hpcio-io")
