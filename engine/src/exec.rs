@@ -6,7 +6,7 @@
 use crate::buffer::AlignedBuf;
 use crate::clock::now_ns;
 use crate::histogram::{new_histogram, record};
-use crate::payload::{stream_id, Payload};
+use crate::payload::{stream_id, Mismatch, Payload};
 use crate::plan::{Op, Plan, Row};
 use crate::requests::Snapshot;
 use crate::target::{Handle, Mode, Receipt, Target, Upload, WriteHint};
@@ -450,24 +450,14 @@ fn worker(
                 }
                 None => timed(|| s.target.write_at(handle, row.offset, src)),
             },
-            (Op::Read, None) => {
-                let started = now_ns();
-                match s.target.read_view(handle, row.offset, row.length) {
-                    // The target holds the bytes already (an HTTP response): check them there.
-                    Some(view) => match view {
-                        Ok(bytes) => {
-                            let lat = now_ns() - started;
-                            verified(s, stream, row, key, &bytes).map(|()| lat)
-                        }
-                        Err(e) => Err(Failure::Io(e)),
-                    },
-                    None => {
-                        let b = buf.as_deref_mut().expect("payload reads have a buffer").as_mut_slice(len);
-                        let r = timed(|| s.target.read_at(handle, row.offset, b));
-                        r.and_then(|lat| verified(s, stream, row, key, b).map(|()| lat))
-                    }
+            (Op::Read, None) => match read_in_pieces(s, handle, stream, row, key) {
+                Some(outcome) => outcome,
+                None => {
+                    let b = buf.as_deref_mut().expect("payload reads have a buffer").as_mut_slice(len);
+                    let r = timed(|| s.target.read_at(handle, row.offset, b));
+                    r.and_then(|lat| verified(s, stream, row, key, b).map(|()| lat))
                 }
-            }
+            },
             (Op::Read, Some(Slot::Into(dst))) => match buf.as_deref_mut().filter(|_| s.direct) {
                 Some(aligned) => {
                     let b = aligned.as_mut_slice(len);
@@ -515,11 +505,34 @@ fn verified(s: &Shared, stream: u64, row: &Row, key: &str, buf: &[u8]) -> Result
     if !s.verify {
         return Ok(());
     }
-    match s.payload.check(stream, row.offset, buf) {
-        None => Ok(()),
-        Some(m) => Err(Failure::Mismatch(format!(
-            "verify failed: {key} offset {}: expected 0x{:02x}, found 0x{:02x} (data of rank {})",
-            m.offset, m.expected, m.found, row.writer
-        ))),
-    }
+    s.payload.check(stream, row.offset, buf).map_or(Ok(()), |m| Err(mismatch(row, key, m)))
+}
+
+fn mismatch(row: &Row, key: &str, m: Mismatch) -> Failure {
+    Failure::Mismatch(format!(
+        "verify failed: {key} offset {}: expected 0x{:02x}, found 0x{:02x} (data of rank {})",
+        m.offset, m.expected, m.found, row.writer
+    ))
+}
+
+/// A payload read whose bytes the target hands over piece by piece as they arrive (an HTTP
+/// response body), each piece checked where it landed, with no copy into one buffer; None
+/// when the target reads into caller buffers. The latency leaves the checking out.
+fn read_in_pieces(s: &Shared, handle: &Handle, stream: u64, row: &Row, key: &str) -> Option<Result<u64, Failure>> {
+    let mut first: Option<Mismatch> = None;
+    let mut checking_ns = 0;
+    let started = now_ns();
+    let outcome = s.target.read_pieces(handle, row.offset, row.length, &mut |at, piece| {
+        if s.verify && first.is_none() {
+            let t = now_ns();
+            first = s.payload.check(stream, at, piece);
+            checking_ns += now_ns() - t;
+        }
+    })?;
+    let latency = (now_ns() - started).saturating_sub(checking_ns);
+    Some(match (outcome, first) {
+        (Err(e), _) => Err(Failure::Io(e)),
+        (Ok(()), Some(m)) => Err(mismatch(row, key, m)),
+        (Ok(()), None) => Ok(latency),
+    })
 }

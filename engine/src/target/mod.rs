@@ -77,9 +77,10 @@ pub trait Target: Send + Sync + Debug {
     fn write_at(&self, handle: &Handle, offset: u64, data: &[u8]) -> io::Result<()>;
     /// Fill all of `buf` from `offset`; a short read is an error.
     fn read_at(&self, handle: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<()>;
-    /// `len` bytes from `offset` in a buffer the target already holds (an HTTP response), so
-    /// they can be checked without a copy; None for targets that read into caller buffers.
-    fn read_view(&self, handle: &Handle, offset: u64, len: u64) -> Option<io::Result<bytes::Bytes>>;
+    /// `len` bytes from `offset`, handed to `sink` in order, piece by piece as they arrive
+    /// (the offset of each piece, its bytes): an HTTP response body is checked where it lands,
+    /// with no copy into one buffer. None for targets that read into caller buffers.
+    fn read_pieces(&self, handle: &Handle, offset: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Option<io::Result<()>>;
     fn sync(&self, handle: &Handle) -> io::Result<()>;
     /// Close a file, or complete an upload this rank owns.
     fn close(&self, handle: Handle) -> io::Result<()>;
