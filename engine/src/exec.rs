@@ -11,6 +11,7 @@ use crate::plan::{Op, Plan, Row};
 use crate::requests::Snapshot;
 use crate::target::{Handle, Mode, Receipt, Target, Upload, WriteHint};
 use crate::timeline::Timeline;
+use bytes::{Bytes, BytesMut};
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -114,6 +115,8 @@ pub struct Executor {
     /// Receipts of shared uploads this rank closed, for the rank that completes them.
     receipts: HashMap<String, Vec<Receipt>>,
     buffers: Vec<AlignedBuf>,
+    /// Request bodies for targets that take them (`Target::takes_bodies`), one per lane.
+    bodies: Mutex<Vec<BytesMut>>,
     failed: bool,
     requests_at_start: Snapshot,
     pub figures: Figures,
@@ -128,6 +131,7 @@ struct Shared<'a> {
     keys: &'a [String],
     handles: &'a [Option<Arc<Handle>>],
     stop: &'a AtomicBool,
+    bodies: &'a Mutex<Vec<BytesMut>>,
 }
 
 impl Executor {
@@ -151,6 +155,7 @@ impl Executor {
             expected: HashMap::new(),
             receipts: HashMap::new(),
             buffers: Vec::new(),
+            bodies: Mutex::new(Vec::new()),
             failed: false,
             figures: Figures::default(),
         }
@@ -159,6 +164,15 @@ impl Executor {
     /// Allocate and touch `in_flight` buffers of `bytes` now, so page faults on fresh buffers
     /// fall before the phase's clock starts (as fio allocates before it times).
     pub fn reserve(&mut self, bytes: usize) {
+        if self.target.takes_bodies() {
+            let bodies = self.bodies.get_mut().unwrap();
+            while bodies.len() < self.in_flight {
+                let mut body = BytesMut::zeroed(bytes);
+                body.fill(0xA5);
+                bodies.push(body);
+            }
+            return;
+        }
         while self.buffers.len() < self.in_flight {
             let mut buf = AlignedBuf::new(bytes);
             let len = buf.len();
@@ -306,7 +320,7 @@ impl Executor {
     fn transfers(&mut self, plan: &Plan, rows: &[Row], data: &mut Data) {
         let max_len = rows.iter().map(|r| r.length).max().unwrap_or(0) as usize;
         let workers = self.in_flight.min(rows.len()).max(1);
-        let needs_buffer = self.direct || matches!(data, Data::Payload);
+        let needs_buffer = self.direct || (matches!(data, Data::Payload) && !self.target.takes_bodies());
         if needs_buffer {
             while self.buffers.len() < workers {
                 self.buffers.push(AlignedBuf::new(max_len));
@@ -329,6 +343,7 @@ impl Executor {
             keys: plan.keys,
             handles: &handles,
             stop: &stop,
+            bodies: &self.bodies,
         };
         // Caller-supplied buffers are cut into one disjoint slice per row, in plan order.
         let slots: Vec<Mutex<Slot>> = match data {
@@ -415,6 +430,8 @@ fn worker(
     mut buf: Option<&mut AlignedBuf>,
 ) -> Figures {
     let mut figures = Figures::default();
+    // The lane's request body: reserved before the phase, refilled once the target lets go.
+    let mut spare = s.bodies.lock().unwrap().pop();
     loop {
         if s.stop.load(Ordering::Relaxed) {
             break;
@@ -437,6 +454,12 @@ fn worker(
         }
         let start = now_ns();
         let result = match (row.op, slot.as_mut()) {
+            (Op::Write, None) if s.target.takes_bodies() => {
+                let body = owned_payload(s, stream, row.offset, len, spare.take());
+                let r = timed(|| s.target.write_bytes(handle, row.offset, body.clone()));
+                spare = body.try_into_mut().ok();
+                r
+            }
             (Op::Write, None) => {
                 let b = buf.as_deref_mut().expect("payload writes have a buffer").as_mut_slice(len);
                 s.payload.fill(stream, row.offset, b);
@@ -486,7 +509,19 @@ fn worker(
             }
         }
     }
+    s.bodies.lock().unwrap().extend(spare);
     figures
+}
+
+/// `len` payload bytes of `stream` at `offset` in a buffer the target can own, refilling
+/// `spare` (the lane's previous body, when the target let go of it) rather than allocating.
+fn owned_payload(s: &Shared, stream: u64, offset: u64, len: usize, spare: Option<BytesMut>) -> Bytes {
+    let mut body = match spare {
+        Some(b) if b.len() == len => b,
+        _ => BytesMut::zeroed(len),
+    };
+    s.payload.fill(stream, offset, &mut body);
+    body.freeze()
 }
 
 enum Failure {

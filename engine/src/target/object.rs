@@ -330,17 +330,25 @@ impl Target for ObjectTarget {
     }
 
     fn write_at(&self, handle: &Handle, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.write_bytes(handle, offset, Bytes::copy_from_slice(data))
+    }
+
+    fn takes_bodies(&self) -> bool {
+        true
+    }
+
+    fn write_bytes(&self, handle: &Handle, offset: u64, data: Bytes) -> io::Result<()> {
         match handle {
             Handle::Put { key } => {
                 self.counters.add(Kind::Put);
-                let payload = PutPayload::from(Bytes::copy_from_slice(data));
+                let payload = PutPayload::from(data);
                 self.run(self.store.put(&self.path(key), payload), "put", key).map(|_| ())
             }
             Handle::Multipart { key, upload, .. } => {
                 let index = offset / upload.part_bytes;
                 let index = u32::try_from(index).map_err(|_| io::Error::other("part index out of range"))?;
                 self.count(Kind::UploadPart, Kind::PutBlock);
-                let payload = PutPayload::from(Bytes::copy_from_slice(data));
+                let payload = PutPayload::from(data);
                 let part = self.run(
                     self.parts.put_part(&self.path(key), &upload.id, index as usize, payload),
                     "upload part of",
