@@ -6,12 +6,13 @@
 use crate::buffer::AlignedBuf;
 use crate::clock::now_ns;
 use crate::histogram::{new_histogram, record};
-use crate::payload::{stream_id, Payload};
+use crate::payload::{stream_id, Mismatch, Payload};
 use crate::plan::{Op, Plan, Row};
 use crate::requests::Snapshot;
 use crate::target::{Handle, Mode, Receipt, Target, Upload, WriteHint};
 use crate::series::LatencySeries;
 use crate::timeline::Timeline;
+use bytes::{Bytes, BytesMut};
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -118,6 +119,8 @@ pub struct Executor {
     /// Receipts of shared uploads this rank closed, for the rank that completes them.
     receipts: HashMap<String, Vec<Receipt>>,
     buffers: Vec<AlignedBuf>,
+    /// Request bodies for targets that take them (`Target::takes_bodies`), one per lane.
+    bodies: Mutex<Vec<BytesMut>>,
     failed: bool,
     requests_at_start: Snapshot,
     pub figures: Figures,
@@ -132,6 +135,7 @@ struct Shared<'a> {
     keys: &'a [String],
     handles: &'a [Option<Arc<Handle>>],
     stop: &'a AtomicBool,
+    bodies: &'a Mutex<Vec<BytesMut>>,
 }
 
 impl Executor {
@@ -155,6 +159,7 @@ impl Executor {
             expected: HashMap::new(),
             receipts: HashMap::new(),
             buffers: Vec::new(),
+            bodies: Mutex::new(Vec::new()),
             failed: false,
             figures: Figures::default(),
         }
@@ -163,6 +168,15 @@ impl Executor {
     /// Allocate and touch `in_flight` buffers of `bytes` now, so page faults on fresh buffers
     /// fall before the phase's clock starts (as fio allocates before it times).
     pub fn reserve(&mut self, bytes: usize) {
+        if self.target.takes_bodies() {
+            let bodies = self.bodies.get_mut().unwrap();
+            while bodies.len() < self.in_flight {
+                let mut body = BytesMut::zeroed(bytes);
+                body.fill(0xA5);
+                bodies.push(body);
+            }
+            return;
+        }
         while self.buffers.len() < self.in_flight {
             let mut buf = AlignedBuf::new(bytes);
             let len = buf.len();
@@ -310,7 +324,7 @@ impl Executor {
     fn transfers(&mut self, plan: &Plan, rows: &[Row], data: &mut Data) {
         let max_len = rows.iter().map(|r| r.length).max().unwrap_or(0) as usize;
         let workers = self.in_flight.min(rows.len()).max(1);
-        let needs_buffer = self.direct || matches!(data, Data::Payload);
+        let needs_buffer = self.direct || (matches!(data, Data::Payload) && !self.target.takes_bodies());
         if needs_buffer {
             while self.buffers.len() < workers {
                 self.buffers.push(AlignedBuf::new(max_len));
@@ -333,6 +347,7 @@ impl Executor {
             keys: plan.keys,
             handles: &handles,
             stop: &stop,
+            bodies: &self.bodies,
         };
         // Caller-supplied buffers are cut into one disjoint slice per row, in plan order.
         let slots: Vec<Mutex<Slot>> = match data {
@@ -419,6 +434,8 @@ fn worker(
     mut buf: Option<&mut AlignedBuf>,
 ) -> Figures {
     let mut figures = Figures::default();
+    // The lane's request body: reserved before the phase, refilled once the target lets go.
+    let mut spare = s.bodies.lock().unwrap().pop();
     loop {
         if s.stop.load(Ordering::Relaxed) {
             break;
@@ -441,6 +458,12 @@ fn worker(
         }
         let start = now_ns();
         let result = match (row.op, slot.as_mut()) {
+            (Op::Write, None) if s.target.takes_bodies() => {
+                let body = owned_payload(s, stream, row.offset, len, spare.take());
+                let r = timed(|| s.target.write_bytes(handle, row.offset, body.clone()));
+                spare = body.try_into_mut().ok();
+                r
+            }
             (Op::Write, None) => {
                 let b = buf.as_deref_mut().expect("payload writes have a buffer").as_mut_slice(len);
                 s.payload.fill(stream, row.offset, b);
@@ -454,24 +477,14 @@ fn worker(
                 }
                 None => timed(|| s.target.write_at(handle, row.offset, src)),
             },
-            (Op::Read, None) => {
-                let started = now_ns();
-                match s.target.read_view(handle, row.offset, row.length) {
-                    // The target holds the bytes already (an HTTP response): check them there.
-                    Some(view) => match view {
-                        Ok(bytes) => {
-                            let lat = now_ns() - started;
-                            verified(s, stream, row, key, &bytes).map(|()| lat)
-                        }
-                        Err(e) => Err(Failure::Io(e)),
-                    },
-                    None => {
-                        let b = buf.as_deref_mut().expect("payload reads have a buffer").as_mut_slice(len);
-                        let r = timed(|| s.target.read_at(handle, row.offset, b));
-                        r.and_then(|lat| verified(s, stream, row, key, b).map(|()| lat))
-                    }
+            (Op::Read, None) => match read_in_pieces(s, handle, stream, row, key) {
+                Some(outcome) => outcome,
+                None => {
+                    let b = buf.as_deref_mut().expect("payload reads have a buffer").as_mut_slice(len);
+                    let r = timed(|| s.target.read_at(handle, row.offset, b));
+                    r.and_then(|lat| verified(s, stream, row, key, b).map(|()| lat))
                 }
-            }
+            },
             (Op::Read, Some(Slot::Into(dst))) => match buf.as_deref_mut().filter(|_| s.direct) {
                 Some(aligned) => {
                     let b = aligned.as_mut_slice(len);
@@ -501,7 +514,19 @@ fn worker(
             }
         }
     }
+    s.bodies.lock().unwrap().extend(spare);
     figures
+}
+
+/// `len` payload bytes of `stream` at `offset` in a buffer the target can own, refilling
+/// `spare` (the lane's previous body, when the target let go of it) rather than allocating.
+fn owned_payload(s: &Shared, stream: u64, offset: u64, len: usize, spare: Option<BytesMut>) -> Bytes {
+    let mut body = match spare {
+        Some(b) if b.len() == len => b,
+        _ => BytesMut::zeroed(len),
+    };
+    s.payload.fill(stream, offset, &mut body);
+    body.freeze()
 }
 
 enum Failure {
@@ -520,11 +545,34 @@ fn verified(s: &Shared, stream: u64, row: &Row, key: &str, buf: &[u8]) -> Result
     if !s.verify {
         return Ok(());
     }
-    match s.payload.check(stream, row.offset, buf) {
-        None => Ok(()),
-        Some(m) => Err(Failure::Mismatch(format!(
-            "verify failed: {key} offset {}: expected 0x{:02x}, found 0x{:02x} (data of rank {})",
-            m.offset, m.expected, m.found, row.writer
-        ))),
-    }
+    s.payload.check(stream, row.offset, buf).map_or(Ok(()), |m| Err(mismatch(row, key, m)))
+}
+
+fn mismatch(row: &Row, key: &str, m: Mismatch) -> Failure {
+    Failure::Mismatch(format!(
+        "verify failed: {key} offset {}: expected 0x{:02x}, found 0x{:02x} (data of rank {})",
+        m.offset, m.expected, m.found, row.writer
+    ))
+}
+
+/// A payload read whose bytes the target hands over piece by piece as they arrive (an HTTP
+/// response body), each piece checked where it landed, with no copy into one buffer; None
+/// when the target reads into caller buffers. The latency leaves the checking out.
+fn read_in_pieces(s: &Shared, handle: &Handle, stream: u64, row: &Row, key: &str) -> Option<Result<u64, Failure>> {
+    let mut first: Option<Mismatch> = None;
+    let mut checking_ns = 0;
+    let started = now_ns();
+    let outcome = s.target.read_pieces(handle, row.offset, row.length, &mut |at, piece| {
+        if s.verify && first.is_none() {
+            let t = now_ns();
+            first = s.payload.check(stream, at, piece);
+            checking_ns += now_ns() - t;
+        }
+    })?;
+    let latency = (now_ns() - started).saturating_sub(checking_ns);
+    Some(match (outcome, first) {
+        (Err(e), _) => Err(Failure::Io(e)),
+        (Ok(()), Some(m)) => Err(mismatch(row, key, m)),
+        (Ok(()), None) => Ok(latency),
+    })
 }

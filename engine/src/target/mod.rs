@@ -75,11 +75,22 @@ pub trait Target: Send + Sync + Debug {
     fn open(&self, key: &str, mode: Mode, hint: WriteHint) -> io::Result<Handle>;
     /// Write all of `data` at `offset` (an object part's index is offset / part size).
     fn write_at(&self, handle: &Handle, offset: u64, data: &[u8]) -> io::Result<()>;
+    /// Write `data` at `offset`, handing the buffer itself to the target (an object store sends
+    /// it as the request body without a copy). The default writes it through `write_at`.
+    fn write_bytes(&self, handle: &Handle, offset: u64, data: bytes::Bytes) -> io::Result<()> {
+        self.write_at(handle, offset, &data)
+    }
+    /// Whether payload transfers need no lane buffer: writes hand the target an owned request
+    /// body (`write_bytes`, no copy) and reads come back in pieces (`read_pieces`).
+    fn takes_bodies(&self) -> bool {
+        false
+    }
     /// Fill all of `buf` from `offset`; a short read is an error.
     fn read_at(&self, handle: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<()>;
-    /// `len` bytes from `offset` in a buffer the target already holds (an HTTP response), so
-    /// they can be checked without a copy; None for targets that read into caller buffers.
-    fn read_view(&self, handle: &Handle, offset: u64, len: u64) -> Option<io::Result<bytes::Bytes>>;
+    /// `len` bytes from `offset`, handed to `sink` in order, piece by piece as they arrive
+    /// (the offset of each piece, its bytes): an HTTP response body is checked where it lands,
+    /// with no copy into one buffer. None for targets that read into caller buffers.
+    fn read_pieces(&self, handle: &Handle, offset: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Option<io::Result<()>>;
     fn sync(&self, handle: &Handle) -> io::Result<()>;
     /// Close a file, or complete an upload this rank owns.
     fn close(&self, handle: Handle) -> io::Result<()>;

@@ -14,7 +14,7 @@ use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::memory::InMemory;
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
-use object_store::{BackoffConfig, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
+use object_store::{BackoffConfig, GetOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -145,7 +145,9 @@ impl ObjectTarget {
         };
         let (_, probe_store, _) = build(probe_retry)?;
         // Few threads: many ranks share a node, and requests in flight, not cores, set the need.
-        let threads = options.in_flight.div_ceil(4).clamp(1, 4);
+        // One thread per two requests in flight: the runtime's threads do every connection's
+        // socket reads and writes, and one of them for 4 requests held 16 MiB GETs back.
+        let threads = options.in_flight.div_ceil(2).clamp(1, 4);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("hpcio-io")
@@ -178,20 +180,39 @@ impl ObjectTarget {
         self.counters.add(if self.kind == "azure" { azure } else { s3_like });
     }
 
-    /// One ranged GET; a response shorter than asked is an error.
-    fn get(&self, handle: &Handle, offset: u64, len: u64) -> io::Result<Bytes> {
+    /// One ranged GET, its body handed to `sink` piece by piece as it arrives (the offset of
+    /// each piece, its bytes), without first collecting it into one buffer. A body shorter or
+    /// longer than asked is an error.
+    fn get(&self, handle: &Handle, offset: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> io::Result<()> {
         let Handle::Get { key } = handle else {
             return Err(io::Error::other("object not open for reading"));
         };
         self.counters.add(Kind::Get);
-        let bytes = self.run(self.store.get_range(&self.path(key), offset..offset + len), "get", key)?;
-        if bytes.len() as u64 != len {
+        let path = self.path(key);
+        let options = GetOptions::new().with_range(Some(offset..offset + len));
+        let received = self.run(
+            async {
+                let mut body = self.store.get_opts(&path, options).await?.into_stream();
+                let mut at = offset;
+                while let Some(piece) = body.next().await {
+                    let piece = piece?;
+                    let end = offset + len;
+                    let keep = piece.len().min(end.saturating_sub(at) as usize);
+                    sink(at, &piece[..keep]);
+                    at += piece.len() as u64;
+                }
+                Ok(at - offset)
+            },
+            "get",
+            key,
+        )?;
+        if received != len {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
-                format!("short read: {} of {len} bytes", bytes.len()),
+                format!("{} read: {received} of {len} bytes", if received < len { "short" } else { "long" }),
             ));
         }
-        Ok(bytes)
+        Ok(())
     }
 
     fn abort(&self, key: &str, id: &str) -> io::Result<()> {
@@ -309,17 +330,25 @@ impl Target for ObjectTarget {
     }
 
     fn write_at(&self, handle: &Handle, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.write_bytes(handle, offset, Bytes::copy_from_slice(data))
+    }
+
+    fn takes_bodies(&self) -> bool {
+        true
+    }
+
+    fn write_bytes(&self, handle: &Handle, offset: u64, data: Bytes) -> io::Result<()> {
         match handle {
             Handle::Put { key } => {
                 self.counters.add(Kind::Put);
-                let payload = PutPayload::from(Bytes::copy_from_slice(data));
+                let payload = PutPayload::from(data);
                 self.run(self.store.put(&self.path(key), payload), "put", key).map(|_| ())
             }
             Handle::Multipart { key, upload, .. } => {
                 let index = offset / upload.part_bytes;
                 let index = u32::try_from(index).map_err(|_| io::Error::other("part index out of range"))?;
                 self.count(Kind::UploadPart, Kind::PutBlock);
-                let payload = PutPayload::from(Bytes::copy_from_slice(data));
+                let payload = PutPayload::from(data);
                 let part = self.run(
                     self.parts.put_part(&self.path(key), &upload.id, index as usize, payload),
                     "upload part of",
@@ -333,13 +362,15 @@ impl Target for ObjectTarget {
     }
 
     fn read_at(&self, handle: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let bytes = self.get(handle, offset, buf.len() as u64)?;
-        buf.copy_from_slice(&bytes);
-        Ok(())
+        let end = buf.len();
+        self.get(handle, offset, end as u64, &mut |at, piece| {
+            let from = (at - offset) as usize;
+            buf[from..end.min(from + piece.len())].copy_from_slice(piece);
+        })
     }
 
-    fn read_view(&self, handle: &Handle, offset: u64, len: u64) -> Option<io::Result<Bytes>> {
-        Some(self.get(handle, offset, len))
+    fn read_pieces(&self, handle: &Handle, offset: u64, len: u64, sink: &mut dyn FnMut(u64, &[u8])) -> Option<io::Result<()>> {
+        Some(self.get(handle, offset, len, sink))
     }
 
     fn sync(&self, _handle: &Handle) -> io::Result<()> {

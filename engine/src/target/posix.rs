@@ -92,7 +92,7 @@ impl Target for PosixTarget {
         Ok(())
     }
 
-    fn read_view(&self, _: &Handle, _: u64, _: u64) -> Option<io::Result<bytes::Bytes>> {
+    fn read_pieces(&self, _: &Handle, _: u64, _: u64, _: &mut dyn FnMut(u64, &[u8])) -> Option<io::Result<()>> {
         None // pread fills the caller's (aligned) buffer
     }
 
