@@ -36,6 +36,15 @@ def test_each_profile_runs_and_verifies(hpcio, file_url, read_documents, target_
     assert list(target_dir.iterdir()) == []  # removed afterwards
 
 
+def test_reorder_reads_the_next_ranks_files(hpcio, file_url, read_documents, target_dir):
+    output = target_dir.parent / "results.jsonl"
+    run_profile(hpcio, file_url(target_dir), output, "random-throughput", "--reorder")
+    (doc,) = read_documents(output)
+    assert doc["run"]["reorder"] is True
+    assert doc["cache"]["read_back_from"] == "data written by another rank on the same node"
+    assert all(p["errors"] == 0 for p in doc["phases"])  # --verify checked the other's data
+
+
 def table_values(text, title):
     """{row label: [cells]} of the table under `title` in `text`."""
     block = text.split(title, 1)[1].strip().split("\n\n")[0]

@@ -64,6 +64,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--direct", action="store_true", help="O_DIRECT for every profile (POSIX targets)"
     )
     add_drop_caches_argument(p)
+    p.add_argument(
+        "--reorder",
+        action="store_true",
+        help="read another rank's data (another node's when there are several), so reads "
+        "miss the reader's page cache",
+    )
     p.add_argument("--verify", action="store_true", help="check every byte read")
     p.add_argument("--keep", action="store_true", help="keep the files afterwards")
     p.add_argument("--seed", type=int, default=1, help="payload and random-order seed")
@@ -128,14 +134,16 @@ def specs(args: argparse.Namespace, ranks: int, nodes: int = 1) -> list[RunSpec]
             in_flight=args.in_flight,
             drop_caches=args.drop_caches,
             nodes=nodes,
+            reorder=args.reorder,
         )
         for name in names
     ]
 
 
 def _iozone_specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
-    if args.drop_caches:
-        raise SpecError("--drop-caches is not for iozone: its reread measures the cache on purpose")
+    if args.drop_caches or args.reorder:
+        option = "--drop-caches" if args.drop_caches else "--reorder"
+        raise SpecError(f"{option} is not for iozone: its reread measures the cache on purpose")
     for option, value in (("--size", args.size), ("--duration", args.duration)):
         if value is not None:
             raise SpecError(f"{option} is not for iozone: give --file-sizes and --record-sizes")

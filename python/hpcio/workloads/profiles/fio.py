@@ -118,6 +118,7 @@ def profile_run(
     in_flight: int | None = None,
     drop_caches: bool = False,
     nodes: int = 1,
+    reorder: bool = False,
 ) -> RunSpec:
     """The run that measures `profile` on `target`.
 
@@ -137,6 +138,7 @@ def profile_run(
         in_flight: requests in flight per rank; None for the profile's own.
         drop_caches: drop the page cache on every node before each read phase (root).
         nodes: nodes the ranks run on: streaming's default is twice the RAM of each of them.
+        reorder: read another rank's data (another node's when there are several; IOR -C).
 
     Raises:
         SpecError: a size too small for one transfer per rank.
@@ -179,6 +181,7 @@ def profile_run(
         duration_s=duration_s,
         files_per_rank=files,
         drop_caches=drop_caches,
+        reorder=reorder,
     ).validate()
 
 
