@@ -50,7 +50,8 @@ def run_phase(
         return RankFigures.from_engine(who, executor.figures())
     if run.duration_s is not None:
         deadline_ns = t0_ns + int(run.duration_s * 1e9)
-        run_until(executor, plan, deadline_ns, chunk_rows(run.transfer_bytes, run.in_flight))
+        first_rows = chunk_rows(run.transfer_bytes, run.in_flight)
+        run_until(executor, plan, deadline_ns, first_rows, min_rows=2 * run.in_flight)
         return RankFigures.from_engine(who, executor.figures())
     executor.run(
         plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys)

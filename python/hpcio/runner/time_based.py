@@ -10,11 +10,14 @@ import numpy as np
 from hpcio import _engine
 from hpcio.workloads._base import Op, Plan
 
-#: Bytes per chunk: the rank checks the clock after each, so a phase overruns its deadline by
-#: at most one chunk; each chunk waits for its last requests, so lanes drain once per chunk.
+#: Bytes in the first chunk: a guess, before the rank has measured its own rate.
 CHUNK_BYTES = 64 << 20
-#: Rows per chunk, at most (4 KiB transfers: 16,384 rows, 64 MiB).
+#: Rows in the first chunk, at most (4 KiB transfers: 16,384 rows, 64 MiB).
 CHUNK_ROWS_MAX = 16_384
+#: Later chunks are sized from the rate measured so far to last about this long, or to end at
+#: the deadline when less is left: every chunk spawns its lanes and drains them at its end,
+#: and at a million operations per second 64 MiB chunks did that 70 times a second.
+CHUNK_NS = 100_000_000
 
 
 class PlanRunner(Protocol):
@@ -22,7 +25,7 @@ class PlanRunner(Protocol):
 
 
 def chunk_rows(transfer_bytes: int, in_flight: int) -> int:
-    """Transfer rows per chunk: about CHUNK_BYTES, at least 8 per lane in flight."""
+    """Transfer rows in the first chunk: about CHUNK_BYTES, at least 8 per lane in flight."""
     rows = min(CHUNK_BYTES // max(transfer_bytes, 1), CHUNK_ROWS_MAX)
     return max(rows, 8 * in_flight)
 
@@ -31,7 +34,8 @@ def run_until(
     executor: PlanRunner,
     plan: Plan,
     deadline_ns: int,
-    rows_per_chunk: int,
+    first_rows: int,
+    min_rows: int = 1,
     clock: Callable[[], int] = _engine.clock_ns,
 ) -> None:
     """Run `plan` with its transfers repeated until `deadline_ns`.
@@ -46,7 +50,9 @@ def run_until(
         executor: the engine executor of this rank and phase.
         plan: the rank's plan.
         deadline_ns: when to stop starting chunks, on `clock`'s scale.
-        rows_per_chunk: transfer rows per engine call.
+        first_rows: transfer rows in the first engine call; later calls are sized from the
+            measured rate to last CHUNK_NS or to end at the deadline.
+        min_rows: the fewest rows in a call (enough to keep every lane busy).
         clock: monotonic ns clock (the engine's).
     """
     moving = np.flatnonzero((plan.ops == Op.WRITE) | (plan.ops == Op.READ))
@@ -56,13 +62,17 @@ def run_until(
     first, end = int(moving[0]), int(moving[-1]) + 1
     _run(executor, plan.rows(0, first))
     transfers = plan.rows(first, end)
-    start = 0
+    start, rows, done, began = 0, max(first_rows, 1), 0, clock()
     while True:
-        stop = min(start + rows_per_chunk, len(transfers))
+        stop = min(start + rows, len(transfers))
         _run(executor, transfers.rows(start, stop))
+        done += stop - start
         start = 0 if stop == len(transfers) else stop
-        if clock() >= deadline_ns:
+        now = clock()
+        if now >= deadline_ns:
             break
+        rate = done / max(now - began, 1)
+        rows = max(int(rate * min(CHUNK_NS, deadline_ns - now)), min_rows, 1)
     _run(executor, plan.rows(end))
 
 
