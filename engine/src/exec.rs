@@ -6,7 +6,8 @@
 use crate::buffer::AlignedBuf;
 use crate::clock::now_ns;
 use crate::histogram::{new_histogram, record};
-use crate::payload::{stream_id, Mismatch, Payload};
+use crate::lanes::{Lanes, Search};
+use crate::payload::{key_hash, stream_of, Held, Mismatch, Payload};
 use crate::plan::{Op, Plan, Row};
 use crate::requests::Snapshot;
 use crate::target::{Handle, Mode, Receipt, Target, Upload, WriteHint};
@@ -15,7 +16,7 @@ use crate::timeline::Timeline;
 use bytes::{Bytes, BytesMut};
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 const KEPT_ERRORS: usize = 5;
@@ -118,9 +119,9 @@ pub struct Executor {
     expected: HashMap<String, WriteHint>,
     /// Receipts of shared uploads this rank closed, for the rank that completes them.
     receipts: HashMap<String, Vec<Receipt>>,
-    buffers: Vec<AlignedBuf>,
+    buffers: Vec<LaneBuffer>,
     /// Request bodies for targets that take them (`Target::takes_bodies`), one per lane.
-    bodies: Mutex<Vec<BytesMut>>,
+    bodies: Mutex<Vec<Body>>,
     failed: bool,
     requests_at_start: Snapshot,
     pub figures: Figures,
@@ -133,9 +134,34 @@ struct Shared<'a> {
     verify: bool,
     direct: bool,
     keys: &'a [String],
+    key_hashes: Vec<u64>,
     handles: &'a [Option<Arc<Handle>>],
     stop: &'a AtomicBool,
-    bodies: &'a Mutex<Vec<BytesMut>>,
+    bodies: &'a Mutex<Vec<Body>>,
+}
+
+/// A lane's aligned buffer, and what it holds of the payload (so a refill may only re-stamp).
+struct LaneBuffer {
+    buf: AlignedBuf,
+    held: Held,
+}
+
+impl LaneBuffer {
+    fn new(bytes: usize) -> Self {
+        Self { buf: AlignedBuf::new(bytes), held: Held::default() }
+    }
+
+    /// The first `len` bytes, to be overwritten with something other than the payload.
+    fn scratch(&mut self, len: usize) -> &mut [u8] {
+        self.held = Held::default();
+        self.buf.as_mut_slice(len)
+    }
+}
+
+/// A request body a lane hands to the target and gets back when the target lets go of it.
+struct Body {
+    bytes: BytesMut,
+    held: Held,
 }
 
 impl Executor {
@@ -173,15 +199,15 @@ impl Executor {
             while bodies.len() < self.in_flight {
                 let mut body = BytesMut::zeroed(bytes);
                 body.fill(0xA5);
-                bodies.push(body);
+                bodies.push(Body { bytes: body, held: Held::default() });
             }
             return;
         }
         while self.buffers.len() < self.in_flight {
-            let mut buf = AlignedBuf::new(bytes);
-            let len = buf.len();
-            buf.as_mut_slice(len).fill(0xA5);
-            self.buffers.push(buf);
+            let mut lane = LaneBuffer::new(bytes);
+            let len = lane.buf.len();
+            lane.scratch(len).fill(0xA5);
+            self.buffers.push(lane);
         }
     }
 
@@ -327,11 +353,11 @@ impl Executor {
         let needs_buffer = self.direct || (matches!(data, Data::Payload) && !self.target.takes_bodies());
         if needs_buffer {
             while self.buffers.len() < workers {
-                self.buffers.push(AlignedBuf::new(max_len));
+                self.buffers.push(LaneBuffer::new(max_len));
             }
             for b in self.buffers.iter_mut().take(workers) {
-                if b.len() < max_len {
-                    *b = AlignedBuf::new(max_len);
+                if b.buf.len() < max_len {
+                    *b = LaneBuffer::new(max_len);
                 }
             }
         }
@@ -345,6 +371,7 @@ impl Executor {
             verify: self.verify,
             direct: self.direct,
             keys: plan.keys,
+            key_hashes: plan.keys.iter().map(|k| key_hash(k)).collect(),
             handles: &handles,
             stop: &stop,
             bodies: &self.bodies,
@@ -378,21 +405,22 @@ impl Executor {
                     .collect()
             }
         };
-        let next = AtomicUsize::new(0);
+        let lanes = Lanes::new(rows, workers);
         let buffers = &mut self.buffers;
         let results: Vec<Figures> = if workers == 1 {
             let buf = buffers.first_mut();
-            vec![worker(&shared, rows, &slots, &next, buf)]
+            vec![worker(&shared, rows, &slots, &lanes, 0, buf)]
         } else {
             std::thread::scope(|scope| {
-                let mut bufs: Vec<Option<&mut AlignedBuf>> = buffers.iter_mut().map(Some).collect();
+                let mut bufs: Vec<Option<&mut LaneBuffer>> = buffers.iter_mut().map(Some).collect();
                 bufs.resize_with(workers, || None);
                 let handles: Vec<_> = bufs
                     .into_iter()
                     .take(workers)
-                    .map(|buf| {
-                        let (shared, slots, next) = (&shared, &slots, &next);
-                        scope.spawn(move || worker(shared, rows, slots, next, buf))
+                    .enumerate()
+                    .map(|(lane, buf)| {
+                        let (shared, slots, lanes) = (&shared, &slots, &lanes);
+                        scope.spawn(move || worker(shared, rows, slots, lanes, lane, buf))
                     })
                     .collect();
                 handles.into_iter().map(|h| h.join().expect("I/O worker panicked")).collect()
@@ -430,18 +458,21 @@ fn worker(
     s: &Shared,
     rows: &[Row],
     slots: &[Mutex<Slot>],
-    next: &AtomicUsize,
-    mut buf: Option<&mut AlignedBuf>,
+    lanes: &Lanes,
+    lane: usize,
+    mut buf: Option<&mut LaneBuffer>,
 ) -> Figures {
     let mut figures = Figures::default();
     // The lane's request body: reserved before the phase, refilled once the target lets go.
     let mut spare = s.bodies.lock().unwrap().pop();
+    let mut last_stream: Option<(u32, u32, u64)> = None;
+    let mut search = Search::default();
     loop {
         if s.stop.load(Ordering::Relaxed) {
             break;
         }
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(row) = rows.get(i) else { break };
+        let Some(i) = lanes.next(lane, &mut search) else { break };
+        let row = &rows[i];
         let key = &s.keys[row.key as usize];
         let len = row.length as usize;
         let Some(handle) = s.handles[row.key as usize].as_deref() else {
@@ -449,45 +480,51 @@ fn worker(
             s.stop.store(true, Ordering::Relaxed);
             break;
         };
-        let stream = stream_id(row.writer, key);
+        // Lanes mostly stay with one writer and cycle a few files: hash a name once per change.
+        let stream = match last_stream {
+            Some((k, w, id)) if k == row.key && w == row.writer => id,
+            _ => {
+                let id = stream_of(row.writer, s.key_hashes[row.key as usize]);
+                last_stream = Some((row.key, row.writer, id));
+                id
+            }
+        };
         let mut slot = slots.get(i).map(|m| std::mem::replace(&mut *m.lock().unwrap(), Slot::Missing));
         if matches!(slot, Some(Slot::Missing)) {
             figures.error(format!("{key}: caller buffer too small for row {i}"));
             s.stop.store(true, Ordering::Relaxed);
             break;
         }
-        let start = now_ns();
         let result = match (row.op, slot.as_mut()) {
             (Op::Write, None) if s.target.takes_bodies() => {
                 let body = owned_payload(s, stream, row.offset, len, spare.take());
-                let r = timed(|| s.target.write_bytes(handle, row.offset, body.clone()));
-                spare = body.try_into_mut().ok();
+                let r = timed(|| s.target.write_bytes(handle, row.offset, body.bytes.clone()));
+                spare = body.bytes.try_into_mut().ok().map(|bytes| Body { bytes, held: body.held });
                 r
             }
             (Op::Write, None) => {
-                let b = buf.as_deref_mut().expect("payload writes have a buffer").as_mut_slice(len);
-                s.payload.fill(stream, row.offset, b);
+                let lane = buf.as_deref_mut().expect("payload writes have a buffer");
+                let b = lane.buf.as_mut_slice(len);
+                s.payload.refill(stream, row.offset, b, &mut lane.held);
                 timed(|| s.target.write_at(handle, row.offset, b))
             }
             (Op::Write, Some(Slot::From(src))) => match buf.as_deref_mut().filter(|_| s.direct) {
                 Some(aligned) => {
-                    let b = aligned.as_mut_slice(len);
+                    let b = aligned.scratch(len);
                     b.copy_from_slice(src);
                     timed(|| s.target.write_at(handle, row.offset, b))
                 }
                 None => timed(|| s.target.write_at(handle, row.offset, src)),
             },
-            (Op::Read, None) => match read_in_pieces(s, handle, stream, row, key) {
-                Some(outcome) => outcome,
-                None => {
-                    let b = buf.as_deref_mut().expect("payload reads have a buffer").as_mut_slice(len);
-                    let r = timed(|| s.target.read_at(handle, row.offset, b));
-                    r.and_then(|lat| verified(s, stream, row, key, b).map(|()| lat))
-                }
-            },
+            (Op::Read, None) if s.target.takes_bodies() => read_in_pieces(s, handle, stream, row, key),
+            (Op::Read, None) => {
+                let b = buf.as_deref_mut().expect("payload reads have a buffer").scratch(len);
+                let r = timed(|| s.target.read_at(handle, row.offset, b));
+                r.and_then(|t| verified(s, stream, row, key, b).map(|()| t))
+            }
             (Op::Read, Some(Slot::Into(dst))) => match buf.as_deref_mut().filter(|_| s.direct) {
                 Some(aligned) => {
-                    let b = aligned.as_mut_slice(len);
+                    let b = aligned.scratch(len);
                     let r = timed(|| s.target.read_at(handle, row.offset, b));
                     dst.copy_from_slice(b);
                     r
@@ -496,15 +533,15 @@ fn worker(
             },
             _ => Err(Failure::Io(std::io::Error::other("plan row does not match its data"))),
         };
-        let end = now_ns();
-        figures.transfer.add(start.saturating_sub(s.t0_ns), end.saturating_sub(s.t0_ns));
         match result {
-            Ok(latency_ns) => {
-                record(&mut figures.latency, latency_ns);
+            Ok(t) => {
+                let end = t.end_ns.saturating_sub(s.t0_ns);
+                figures.transfer.add(t.start_ns.saturating_sub(s.t0_ns), end);
+                record(&mut figures.latency, t.latency_ns);
                 figures.bytes += row.length;
                 figures.ops += 1;
-                figures.timeline.add(end.saturating_sub(s.t0_ns), row.length);
-                figures.latency_series.add(end.saturating_sub(s.t0_ns), latency_ns);
+                figures.timeline.add(end, row.length);
+                figures.latency_series.add(end, t.latency_ns);
             }
             Err(Failure::Mismatch(message)) => figures.error(message),
             Err(Failure::Io(e)) => {
@@ -520,13 +557,19 @@ fn worker(
 
 /// `len` payload bytes of `stream` at `offset` in a buffer the target can own, refilling
 /// `spare` (the lane's previous body, when the target let go of it) rather than allocating.
-fn owned_payload(s: &Shared, stream: u64, offset: u64, len: usize, spare: Option<BytesMut>) -> Bytes {
+fn owned_payload(s: &Shared, stream: u64, offset: u64, len: usize, spare: Option<Body>) -> Sent {
     let mut body = match spare {
-        Some(b) if b.len() == len => b,
-        _ => BytesMut::zeroed(len),
+        Some(b) if b.bytes.len() == len => b,
+        _ => Body { bytes: BytesMut::zeroed(len), held: Held::default() },
     };
-    s.payload.fill(stream, offset, &mut body);
-    body.freeze()
+    s.payload.refill(stream, offset, &mut body.bytes, &mut body.held);
+    Sent { bytes: body.bytes.freeze(), held: body.held }
+}
+
+/// A body handed to the target, and what it holds of the payload.
+struct Sent {
+    bytes: Bytes,
+    held: Held,
 }
 
 enum Failure {
@@ -534,11 +577,19 @@ enum Failure {
     Mismatch(String),
 }
 
-/// Latency of the storage call alone (fio's clat): payload generation and checks stay outside.
-fn timed(call: impl FnOnce() -> std::io::Result<()>) -> Result<u64, Failure> {
-    let start = now_ns();
+/// When a transfer's storage call ran, and its latency (fio's clat): the call alone, without
+/// payload generation or checks. Two clock reads per operation serve the span and the latency.
+struct Timing {
+    start_ns: u64,
+    end_ns: u64,
+    latency_ns: u64,
+}
+
+fn timed(call: impl FnOnce() -> std::io::Result<()>) -> Result<Timing, Failure> {
+    let start_ns = now_ns();
     call().map_err(Failure::Io)?;
-    Ok(now_ns() - start)
+    let end_ns = now_ns();
+    Ok(Timing { start_ns, end_ns, latency_ns: end_ns - start_ns })
 }
 
 fn verified(s: &Shared, stream: u64, row: &Row, key: &str, buf: &[u8]) -> Result<(), Failure> {
@@ -556,23 +607,24 @@ fn mismatch(row: &Row, key: &str, m: Mismatch) -> Failure {
 }
 
 /// A payload read whose bytes the target hands over piece by piece as they arrive (an HTTP
-/// response body), each piece checked where it landed, with no copy into one buffer; None
-/// when the target reads into caller buffers. The latency leaves the checking out.
-fn read_in_pieces(s: &Shared, handle: &Handle, stream: u64, row: &Row, key: &str) -> Option<Result<u64, Failure>> {
+/// response body), each piece checked where it landed, with no copy into one buffer. The
+/// latency leaves the checking out.
+fn read_in_pieces(s: &Shared, handle: &Handle, stream: u64, row: &Row, key: &str) -> Result<Timing, Failure> {
     let mut first: Option<Mismatch> = None;
     let mut checking_ns = 0;
-    let started = now_ns();
+    let start_ns = now_ns();
     let outcome = s.target.read_pieces(handle, row.offset, row.length, &mut |at, piece| {
         if s.verify && first.is_none() {
             let t = now_ns();
             first = s.payload.check(stream, at, piece);
             checking_ns += now_ns() - t;
         }
-    })?;
-    let latency = (now_ns() - started).saturating_sub(checking_ns);
-    Some(match (outcome, first) {
-        (Err(e), _) => Err(Failure::Io(e)),
-        (Ok(()), Some(m)) => Err(mismatch(row, key, m)),
-        (Ok(()), None) => Ok(latency),
-    })
+    });
+    let end_ns = now_ns();
+    match (outcome, first) {
+        (None, _) => Err(Failure::Io(std::io::Error::other("the target does not hand reads over in pieces"))),
+        (Some(Err(e)), _) => Err(Failure::Io(e)),
+        (Some(Ok(())), Some(m)) => Err(mismatch(row, key, m)),
+        (Some(Ok(())), None) => Ok(Timing { start_ns, end_ns, latency_ns: (end_ns - start_ns).saturating_sub(checking_ns) }),
+    }
 }

@@ -6,6 +6,7 @@ mod error;
 mod journal;
 pub mod exec;
 pub mod histogram;
+mod lanes;
 pub mod payload;
 pub mod plan;
 pub mod requests;

@@ -1,12 +1,18 @@
 //! Deterministic payload bytes from (seed, writer rank, file, offset), checked without a copy.
 //!
-//! Byte `o` of a stream is `BASE[o % 4096] ^ mask(granule)[o % 8]`, where `BASE` is 4 KiB of
-//! pseudo-random bytes from the seed and `mask` is a 64-bit value mixed from
-//! (seed, stream, o / 4096). Every 4 KiB granule of every file differs (no dedup, no
-//! compression), and filling or checking costs one XOR per 8 bytes.
+//! Byte `o` of a stream is `POOL[o % 1 MiB]`, where `POOL` is 1 MiB of pseudo-random bytes
+//! from the seed, except the first 8 bytes of every 4 KiB granule: a stamp mixed from
+//! (seed, stream, o / 4096). So every 4 KiB block of every file differs (no dedup), no block
+//! compresses (1 MiB of random bytes between repeats, as large as a ZFS record), and a
+//! buffer that already holds the payload of the same pool position (1 MiB transfers at
+//! 1 MiB offsets, in any file) is refilled by rewriting its stamps alone: one word per
+//! 4 KiB instead of every byte, as fio re-stamps its buffers rather than regenerate them.
+//! A torn or misplaced write is caught by the pool bytes, a block of another writer or file
+//! by its stamp.
 
 const GRANULE: u64 = 4096;
-const WORDS: usize = (GRANULE / 8) as usize;
+const STAMP: u64 = 8;
+const POOL_BYTES: u64 = 1 << 20;
 
 fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -22,12 +28,17 @@ pub fn key_hash(key: &str) -> u64 {
 
 /// The identity of one writer's data in one file.
 pub fn stream_id(writer: u32, key: &str) -> u64 {
-    splitmix64(key_hash(key) ^ (u64::from(writer) << 32 | 0x5157))
+    stream_of(writer, key_hash(key))
+}
+
+/// `stream_id` from the key's hash, computed once per file rather than once per transfer.
+pub fn stream_of(writer: u32, key_hash: u64) -> u64 {
+    splitmix64(key_hash ^ (u64::from(writer) << 32 | 0x5157))
 }
 
 pub struct Payload {
     seed: u64,
-    base: [u64; WORDS],
+    pool: Box<[u8]>,
 }
 
 /// Where a checked buffer first differs from the payload.
@@ -38,81 +49,100 @@ pub struct Mismatch {
     pub found: u8,
 }
 
+/// What a reused buffer holds of the payload: the pool position of its first byte and its
+/// length, when its pool bytes are intact (anything else written into it forgets this).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Held(Option<(u64, usize)>);
+
+/// One run of bytes of a stream: a granule's stamp (or part of it) or a stretch of the pool.
+enum Piece {
+    /// Bytes `from..from + len` of the stamp of `granule`.
+    Stamp { granule: u64, from: usize },
+    /// Pool bytes from `at`.
+    Pool { at: usize },
+}
+
+/// The pieces of `len` bytes from `offset`: (position in the buffer, length, piece).
+fn pieces(offset: u64, len: usize) -> impl Iterator<Item = (usize, usize, Piece)> {
+    let mut pos = 0usize;
+    std::iter::from_fn(move || {
+        if pos >= len {
+            return None;
+        }
+        let off = offset + pos as u64;
+        let in_granule = off % GRANULE;
+        let (n, piece) = if in_granule < STAMP {
+            ((STAMP - in_granule) as usize, Piece::Stamp { granule: off / GRANULE, from: in_granule as usize })
+        } else {
+            // A granule never straddles the pool's end: GRANULE divides POOL_BYTES.
+            ((GRANULE - in_granule) as usize, Piece::Pool { at: (off % POOL_BYTES) as usize })
+        };
+        let n = n.min(len - pos);
+        let item = (pos, n, piece);
+        pos += n;
+        Some(item)
+    })
+}
+
 impl Payload {
     pub fn new(seed: u64) -> Self {
-        let mut base = [0u64; WORDS];
         let mut s = splitmix64(seed ^ 0x6870_6369_6f00);
-        for w in base.iter_mut() {
-            s = splitmix64(s);
-            *w = s;
-        }
-        Self { seed, base }
+        let pool: Vec<u8> = (0..POOL_BYTES / 8)
+            .flat_map(|_| {
+                s = splitmix64(s);
+                s.to_le_bytes()
+            })
+            .collect();
+        Self { seed, pool: pool.into_boxed_slice() }
     }
 
-    fn mask(&self, stream: u64, granule: u64) -> u64 {
-        splitmix64(self.seed ^ stream ^ granule.wrapping_mul(0xD6E8_FEB8_6659_FD93))
-    }
-
-    fn byte(&self, stream: u64, offset: u64) -> u8 {
-        let in_granule = (offset % GRANULE) as usize;
-        let base = self.base[in_granule / 8].to_le_bytes()[in_granule % 8];
-        base ^ self.mask(stream, offset / GRANULE).to_le_bytes()[in_granule % 8]
+    fn stamp(&self, stream: u64, granule: u64) -> [u8; STAMP as usize] {
+        splitmix64(self.seed ^ stream ^ granule.wrapping_mul(0xD6E8_FEB8_6659_FD93)).to_le_bytes()
     }
 
     /// Fill `buf` with the bytes of `stream` starting at file offset `offset`.
     pub fn fill(&self, stream: u64, offset: u64, buf: &mut [u8]) {
-        let mut pos = 0usize;
-        let mut off = offset;
-        while pos < buf.len() {
-            let in_granule = (off % GRANULE) as usize;
-            let n = ((GRANULE as usize) - in_granule).min(buf.len() - pos);
-            let chunk = &mut buf[pos..pos + n];
-            if in_granule % 8 == 0 && n % 8 == 0 {
-                let mask = self.mask(stream, off / GRANULE);
-                let base = &self.base[in_granule / 8..in_granule / 8 + n / 8];
-                for (dst, b) in chunk.chunks_exact_mut(8).zip(base) {
-                    dst.copy_from_slice(&(b ^ mask).to_le_bytes());
-                }
-            } else {
-                for (i, dst) in chunk.iter_mut().enumerate() {
-                    *dst = self.byte(stream, off + i as u64);
-                }
+        for (pos, n, piece) in pieces(offset, buf.len()) {
+            let dst = &mut buf[pos..pos + n];
+            match piece {
+                Piece::Stamp { granule, from } => dst.copy_from_slice(&self.stamp(stream, granule)[from..from + n]),
+                Piece::Pool { at } => dst.copy_from_slice(&self.pool[at..at + n]),
             }
-            pos += n;
-            off += n as u64;
+        }
+    }
+
+    /// `fill`, for a buffer that is reused: when `held` says it already holds the pool bytes
+    /// of this position and length, only the stamps are rewritten.
+    pub fn refill(&self, stream: u64, offset: u64, buf: &mut [u8], held: &mut Held) {
+        let here = Held(Some((offset % POOL_BYTES, buf.len())));
+        if *held != here {
+            self.fill(stream, offset, buf);
+            *held = here;
+            return;
+        }
+        for (pos, n, piece) in pieces(offset, buf.len()) {
+            if let Piece::Stamp { granule, from } = piece {
+                buf[pos..pos + n].copy_from_slice(&self.stamp(stream, granule)[from..from + n]);
+            }
         }
     }
 
     /// Check `buf` against the bytes of `stream` at `offset`; the first difference, if any.
     pub fn check(&self, stream: u64, offset: u64, buf: &[u8]) -> Option<Mismatch> {
-        let mut pos = 0usize;
-        let mut off = offset;
-        while pos < buf.len() {
-            let in_granule = (off % GRANULE) as usize;
-            let n = ((GRANULE as usize) - in_granule).min(buf.len() - pos);
-            let chunk = &buf[pos..pos + n];
-            let fast_ok = in_granule % 8 == 0 && n % 8 == 0 && {
-                let mask = self.mask(stream, off / GRANULE);
-                let base = &self.base[in_granule / 8..in_granule / 8 + n / 8];
-                chunk
-                    .chunks_exact(8)
-                    .zip(base)
-                    .all(|(got, b)| u64::from_le_bytes(got.try_into().unwrap()) == b ^ mask)
-            };
-            if !fast_ok {
-                // A piece that starts or ends off the 8-byte grid (an HTTP body arrives in
-                // pieces of any length): one mask for the granule, then byte by byte.
-                let mask = self.mask(stream, off / GRANULE).to_le_bytes();
-                for (i, &found) in chunk.iter().enumerate() {
-                    let at = in_granule + i;
-                    let expected = self.base[at / 8].to_le_bytes()[at % 8] ^ mask[at % 8];
-                    if found != expected {
-                        return Some(Mismatch { offset: off + i as u64, expected, found });
-                    }
+        for (pos, n, piece) in pieces(offset, buf.len()) {
+            let stamp;
+            let expected = match piece {
+                Piece::Stamp { granule, from } => {
+                    stamp = self.stamp(stream, granule);
+                    &stamp[from..from + n]
                 }
+                Piece::Pool { at } => &self.pool[at..at + n],
+            };
+            let found = &buf[pos..pos + n];
+            if found != expected {
+                let i = found.iter().zip(expected).position(|(f, e)| f != e).expect("slices differ");
+                return Some(Mismatch { offset: offset + (pos + i) as u64, expected: expected[i], found: found[i] });
             }
-            pos += n;
-            off += n as u64;
         }
         None
     }
@@ -178,5 +208,37 @@ mod tests {
         assert_ne!(a, b);
         assert_ne!(a, c);
         assert!(Payload::new(2).check(stream_id(0, "x"), 0, &a).is_some());
+    }
+
+    #[test]
+    fn refill_equals_fill_whether_or_not_the_pool_bytes_are_reused() {
+        let p = Payload::new(9);
+        let mut buf = vec![0u8; 1 << 20];
+        let mut held = Held::default();
+        let mut fresh = vec![0u8; 1 << 20];
+        // Same pool position (1 MiB apart, other files), then another position, then back.
+        for (writer, key, offset) in [(0, "a", 0), (1, "b", 1 << 20), (0, "a", 3 << 20), (2, "c", 4096), (0, "d", 5 << 20)] {
+            let s = stream_id(writer, key);
+            p.refill(s, offset, &mut buf, &mut held);
+            p.fill(s, offset, &mut fresh);
+            assert!(buf == fresh, "{key} at {offset}");
+            assert!(p.check(s, offset, &buf).is_none());
+        }
+        assert_eq!(held, Held(Some((0, 1 << 20))));
+    }
+
+    #[test]
+    fn no_4k_block_repeats_across_files_and_pool_wraps() {
+        let p = Payload::new(4);
+        let mut seen = std::collections::HashSet::new();
+        let mut buf = vec![0u8; 4 << 20];
+        for key in ["x", "y"] {
+            for writer in 0..2 {
+                p.fill(stream_id(writer, key), 0, &mut buf);
+                for block in buf.chunks(4096) {
+                    assert!(seen.insert(block.to_vec()), "a 4 KiB block repeats");
+                }
+            }
+        }
     }
 }

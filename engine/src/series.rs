@@ -24,6 +24,9 @@ pub struct LatencySeries {
     /// order, so a per-op hash insert is avoided and the interval is folded in when left.
     current: Option<u64>,
     dense: Vec<u32>,
+    /// The buckets of `dense` that are not zero, so folding an interval in does not scan
+    /// thousands of empty ones (32 lanes leave an interval 3,200 times a second).
+    touched: Vec<u32>,
 }
 
 impl Default for LatencySeries {
@@ -33,6 +36,7 @@ impl Default for LatencySeries {
             counts: HashMap::new(),
             current: None,
             dense: Vec::new(),
+            touched: Vec::new(),
         }
     }
 }
@@ -71,15 +75,19 @@ impl LatencySeries {
             self.dense.resize(BUCKETS, 0);
             self.current = Some(interval);
         }
-        let slot = &mut self.dense[bucket_index(latency_ns)];
+        let index = bucket_index(latency_ns);
+        let slot = &mut self.dense[index];
+        if *slot == 0 {
+            self.touched.push(index as u32);
+        }
         *slot = slot.saturating_add(1);
     }
 
     fn fold_current(&mut self) {
         if let Some(interval) = self.current.take() {
-            for (index, n) in self.dense.iter_mut().enumerate().filter(|(_, n)| **n > 0) {
-                *self.counts.entry((interval, index_top(index))).or_default() += u64::from(*n);
-                *n = 0;
+            for index in self.touched.drain(..) {
+                let n = std::mem::take(&mut self.dense[index as usize]);
+                *self.counts.entry((interval, index_top(index as usize))).or_default() += u64::from(n);
             }
         }
     }
