@@ -153,19 +153,23 @@ def private_mounts() -> None:
 
 @pytest.fixture
 def engine_run(target_dir: Path) -> Callable[..., dict]:
-    """engine_run(plan, seed=1, verify=False, in_flight=1) runs `plan` on `target_dir` through
-    one engine Executor (as runner/phase.py does) and returns its figures dict."""
+    """engine_run(plan, seed=1, verify=False, in_flight=1, seconds=None) runs `plan` on
+    `target_dir` through one engine Executor (as runner/phase.py does; `seconds`: time-based)
+    and returns its figures dict."""
     from hpcio import _engine
 
     target = _engine.Target(url(target_dir))
 
-    def run(plan, *, seed: int = 1, verify: bool = False, in_flight: int = 1) -> dict:
+    def run(plan, *, seed=1, verify=False, in_flight=1, seconds: float | None = None) -> dict:
+        t0_ns = _engine.clock_ns()
         executor = _engine.Executor(
-            target, seed=seed, t0_ns=_engine.clock_ns(), in_flight=in_flight, verify=verify
+            target, seed=seed, t0_ns=t0_ns, in_flight=in_flight, verify=verify
         )
+        until_ns = None if seconds is None else t0_ns + int(seconds * 1e9)
         executor.run(
-            plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys)
-        )
+            plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys),
+            until_ns=until_ns,
+        )  # fmt: skip
         return executor.figures()
 
     return run

@@ -284,7 +284,11 @@ impl Executor {
 
     /// Run every row of `plan`. After an I/O error the rest of the phase is skipped and
     /// the handles are closed untimed; the error is in the figures.
-    pub fn run(&mut self, plan: &Plan, mut data: Data) {
+    ///
+    /// With `until` (ns on `now_ns`'s clock; payload data only), fio's time_based: each lane
+    /// goes round its own share of every run of transfers again and again, and stops after
+    /// the transfer that ends at or past `until`.
+    pub fn run(&mut self, plan: &Plan, mut data: Data, until: Option<u64>) {
         let mut i = 0;
         while i < plan.rows.len() && !self.failed {
             let row = plan.rows[i];
@@ -293,7 +297,7 @@ impl Executor {
                     .iter()
                     .position(|r| !r.op.is_transfer())
                     .map_or(plan.rows.len(), |p| i + p);
-                self.transfers(plan, &plan.rows[i..end], &mut data);
+                self.transfers(plan, &plan.rows[i..end], &mut data, until);
                 i = end;
             } else {
                 self.control(plan, row);
@@ -347,7 +351,7 @@ impl Executor {
         }
     }
 
-    fn transfers(&mut self, plan: &Plan, rows: &[Row], data: &mut Data) {
+    fn transfers(&mut self, plan: &Plan, rows: &[Row], data: &mut Data, until: Option<u64>) {
         let max_len = rows.iter().map(|r| r.length).max().unwrap_or(0) as usize;
         let workers = self.in_flight.min(rows.len()).max(1);
         let needs_buffer = self.direct || (matches!(data, Data::Payload) && !self.target.takes_bodies());
@@ -409,7 +413,7 @@ impl Executor {
         let buffers = &mut self.buffers;
         let results: Vec<Figures> = if workers == 1 {
             let buf = buffers.first_mut();
-            vec![worker(&shared, rows, &slots, &lanes, 0, buf)]
+            vec![worker(&shared, rows, &slots, &lanes, 0, until, buf)]
         } else {
             std::thread::scope(|scope| {
                 let mut bufs: Vec<Option<&mut LaneBuffer>> = buffers.iter_mut().map(Some).collect();
@@ -420,7 +424,7 @@ impl Executor {
                     .enumerate()
                     .map(|(lane, buf)| {
                         let (shared, slots, lanes) = (&shared, &slots, &lanes);
-                        scope.spawn(move || worker(shared, rows, slots, lanes, lane, buf))
+                        scope.spawn(move || worker(shared, rows, slots, lanes, lane, until, buf))
                     })
                     .collect();
                 handles.into_iter().map(|h| h.join().expect("I/O worker panicked")).collect()
@@ -460,6 +464,7 @@ fn worker(
     slots: &[Mutex<Slot>],
     lanes: &Lanes,
     lane: usize,
+    until: Option<u64>,
     mut buf: Option<&mut LaneBuffer>,
 ) -> Figures {
     let mut figures = Figures::default();
@@ -471,7 +476,8 @@ fn worker(
         if s.stop.load(Ordering::Relaxed) {
             break;
         }
-        let Some(i) = lanes.next(lane, &mut search) else { break };
+        let next = if until.is_some() { lanes.again(lane) } else { lanes.next(lane, &mut search) };
+        let Some(i) = next else { break };
         let row = &rows[i];
         let key = &s.keys[row.key as usize];
         let len = row.length as usize;
@@ -533,6 +539,10 @@ fn worker(
             },
             _ => Err(Failure::Io(std::io::Error::other("plan row does not match its data"))),
         };
+        let ended = match &result {
+            Ok(t) => t.end_ns,
+            Err(_) => now_ns(),
+        };
         match result {
             Ok(t) => {
                 let end = t.end_ns.saturating_sub(s.t0_ns);
@@ -549,6 +559,9 @@ fn worker(
                 figures.error(format!("{verb} {key} offset {}: {e}", row.offset));
                 s.stop.store(true, Ordering::Relaxed);
             }
+        }
+        if until.is_some_and(|limit| ended >= limit) {
+            break;
         }
     }
     s.bodies.lock().unwrap().extend(spare);

@@ -52,6 +52,13 @@ impl Lanes {
         }
         None
     }
+
+    /// The next row of `lane`'s own share, going round it forever (time-based phases).
+    pub fn again(&self, lane: usize) -> Option<usize> {
+        let own = &self.owned[lane];
+        let taken = self.cursors[lane].0.fetch_add(1, Ordering::Relaxed);
+        (!own.is_empty()).then(|| own[taken % own.len()])
+    }
 }
 
 fn distinct_keys(rows: &[Row]) -> usize {
@@ -96,6 +103,10 @@ mod tests {
         let lanes = Lanes::new(&rows(&[0, 1, 0, 1, 0, 1]), 2);
         assert_eq!(drain(&lanes, 1), vec![1, 3, 5, 0, 2, 4]);
         assert_eq!(drain(&lanes, 0), Vec::<usize>::new());
+
+        let lanes = Lanes::new(&rows(&[0, 1, 0, 1, 0]), 2);
+        let round: Vec<_> = (0..7).filter_map(|_| lanes.again(1)).collect();
+        assert_eq!(round, vec![1, 3, 1, 3, 1, 3, 1]);
 
         let lanes = Lanes::new(&rows(&[0; 1000]), 8);
         let taken = std::sync::Mutex::new(Vec::new());

@@ -152,7 +152,7 @@ impl PyExecutor {
     }
 
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (ops, key_index, offsets, lengths, writers, keys, *, source = None, sink = None))]
+    #[pyo3(signature = (ops, key_index, offsets, lengths, writers, keys, *, source = None, sink = None, until_ns = None))]
     fn run(
         &mut self,
         py: Python<'_>,
@@ -164,7 +164,11 @@ impl PyExecutor {
         keys: Vec<String>,
         source: Option<PyReadonlyArray1<u8>>,
         mut sink: Option<PyReadwriteArray1<u8>>,
+        until_ns: Option<u64>,
     ) -> PyResult<()> {
+        if until_ns.is_some() && (source.is_some() || sink.is_some()) {
+            return Err(error::invalid("time-based runs (until_ns) move payload data only"));
+        }
         let contiguous = |e: numpy::AsSliceError| error::invalid(e.to_string());
         let plan = plan::Plan::from_columns(
             ops.as_slice().map_err(contiguous)?,
@@ -182,7 +186,7 @@ impl PyExecutor {
             (None, None) => exec::Data::Payload,
         };
         let inner = &mut self.inner;
-        py.detach(move || inner.run(&plan, data));
+        py.detach(move || inner.run(&plan, data, until_ns));
         Ok(())
     }
 

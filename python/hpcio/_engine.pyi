@@ -68,8 +68,13 @@ class Executor:
         *,
         source: npt.NDArray[np.uint8] | None = None,
         sink: npt.NDArray[np.uint8] | None = None,
+        until_ns: int | None = None,
     ) -> None:
-        """Execute every row with the GIL released; failures are recorded in figures()."""
+        """Execute every row with the GIL released; failures are recorded in figures().
+
+        With `until_ns` (on clock_ns's scale; payload data only), fio's time_based: each
+        in-flight lane goes round its share of the transfers until one ends at or past it.
+        """
     def figures(self) -> Figures:
         """Everything run so far; times in ns since t0_ns."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from hpcio import _engine
 from hpcio.runner import choreography
 from hpcio.runner.aggregate import RankFigures
-from hpcio.runner.time_based import chunk_rows, run_until
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.workloads._base import Phase, RankInfo, Sharing, Workload
@@ -48,12 +47,10 @@ def run_phase(
     if shared_upload(run, workload, phase):
         choreography.shared_object(world, executor, run, plan)
         return RankFigures.from_engine(who, executor.figures())
-    if run.duration_s is not None:
-        deadline_ns = t0_ns + int(run.duration_s * 1e9)
-        first_rows = chunk_rows(run.transfer_bytes, run.in_flight)
-        run_until(executor, plan, deadline_ns, first_rows, min_rows=2 * run.in_flight)
-        return RankFigures.from_engine(who, executor.figures())
+    # fio's time_based: the engine's lanes go round their transfers until the deadline.
+    until_ns = None if run.duration_s is None else t0_ns + int(run.duration_s * 1e9)
     executor.run(
-        plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys)
-    )
+        plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys),
+        until_ns=until_ns,
+    )  # fmt: skip
     return RankFigures.from_engine(who, executor.figures())

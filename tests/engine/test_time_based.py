@@ -1,0 +1,57 @@
+"""fio's time_based inside the engine: lanes go round their own files until the deadline."""
+
+import numpy as np
+import pytest
+from hpcio import _engine
+from hpcio.workloads._base import Op, PlanBuilder
+
+KiB = 1 << 10
+FILES, BLOCKS = 4, 8  # four files of 8 x 4 KiB
+
+
+def plan_of(op: Op, open_op: Op):
+    builder = PlanBuilder()
+    keys = [f"f{i}" for i in range(FILES)]
+    for key in keys:
+        builder.control(open_op, key)
+    files = np.tile(np.arange(FILES, dtype=np.uint32), BLOCKS)
+    offsets = np.repeat(np.arange(BLOCKS, dtype=np.uint64), FILES) * np.uint64(4 * KiB)
+    builder.transfers_among(op, keys, files, offsets, 4 * KiB, 0)
+    for key in keys:
+        builder.control(Op.CLOSE, key)
+    return builder.build()
+
+
+@pytest.mark.parametrize("in_flight", [1, 4])
+def test_lanes_repeat_until_the_deadline_then_close_once(engine_run, target_dir, in_flight):
+    write = engine_run(plan_of(Op.WRITE, Op.OPEN_WRITE), in_flight=in_flight, seconds=0.2)
+    rows = FILES * BLOCKS
+    assert write["errors"] == 0
+    assert write["ops"] > 3 * rows  # went round more than three times
+    assert write["bytes"] == write["ops"] * 4 * KiB
+    assert write["transfer_end_ns"] >= 0.2e9  # no lane stopped before the deadline
+    assert write["requests"] == {"open": FILES, "write": write["ops"], "close": FILES}
+    for i in range(FILES):
+        data = np.fromfile(target_dir / f"f{i}", np.uint8)
+        assert len(data) == BLOCKS * 4 * KiB
+        assert _engine.payload_check(data, 1, 0, f"f{i}", 0) is None
+
+    read = engine_run(plan_of(Op.READ, Op.OPEN_READ), in_flight=in_flight, verify=True,
+                      seconds=0.2)  # fmt: skip
+    assert read["errors"] == 0
+    assert read["ops"] > 3 * rows
+    assert read["transfer_end_ns"] >= 0.2e9
+
+
+def test_a_past_deadline_still_moves_a_transfer_per_lane(engine_run):
+    write = engine_run(plan_of(Op.WRITE, Op.OPEN_WRITE), in_flight=4, seconds=0)
+    assert 1 <= write["ops"] <= 4
+
+
+def test_time_based_runs_refuse_caller_buffers(target_dir):
+    plan = plan_of(Op.WRITE, Op.OPEN_WRITE)
+    executor = _engine.Executor(_engine.Target(f"file://{target_dir}"), seed=1)
+    source = np.zeros(FILES * BLOCKS * 4 * KiB, np.uint8)
+    with pytest.raises(ValueError, match="payload data only"):
+        executor.run(plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers,
+                     list(plan.keys), source=source, until_ns=1)  # fmt: skip
