@@ -59,6 +59,11 @@ impl PyTarget {
         py.detach(|| self.inner.probe(write)).map_err(|e| error::reason(&e))
     }
 
+    /// How request bodies are authenticated, where the store has a choice (S3), else None.
+    fn payload_signing(&self) -> Option<&'static str> {
+        self.inner.payload_signing()
+    }
+
     /// Multipart limits in bytes and counts (0: none).
     fn limits<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let l = self.inner.limits();

@@ -24,6 +24,8 @@ class Target:
         """Raise OSError unless the target exists (and, with write, takes a direct write)."""
     def remove(self, keys: list[str]) -> int:
         """Remove these files or objects; how many existed."""
+    def payload_signing(self) -> str | None:
+        """S3: 'unsigned payload' (the default over TLS) or 'payload signed (SHA-256)'."""
 
 class Figures(TypedDict):
     open_start_ns: int | None

@@ -36,6 +36,9 @@ def test_every_pattern_verifies(hpcio, server, tmp_path, pattern):
     doc = json.loads(out.read_text())
     assert doc["ranks"] == 4
     assert doc["run"]["target"]["kind"] == ("s3" if is_s3(server) else "azure")
+    # Plain http: S3 bodies are signed, as boto3 signs them there (unsigned is for TLS).
+    signing = doc["engine"].get("payload_signing")
+    assert signing == ("payload signed (SHA-256)" if is_s3(server) else None)
     for phase in doc["phases"]:
         expected = 4 * 10 * MiB * (4 if pattern == "sfmr" else 1)
         assert phase["bytes_total"] == expected
@@ -173,3 +176,15 @@ def test_several_objects_per_rank_are_single_puts_in_flight(hpcio, s3_server, tm
     assert read["requests"] == {"get": 16}
     assert read["bytes_total"] == 16 << 20
     assert _hpcio_objects(s3_server, "many") == []
+
+
+def test_unsigned_payloads_on_request(hpcio, s3_server, tmp_path):
+    out = tmp_path / "r.jsonl"
+    done = hpcio("run", "-n", 1, "--pattern", "mfmw", "--target", s3_server.url("unsigned"),
+                 "--size-per-rank", "4MiB", "--files-per-rank", "4", "--part-size", "1MiB",
+                 "--store-option", "unsigned_payload=true", "--verify", "-q", "-o", out,
+                 env=s3_server.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert doc["engine"]["payload_signing"] == "unsigned payload"
+    assert [p["errors"] for p in doc["phases"]] == [0, 0]

@@ -85,6 +85,10 @@ pub trait Target: Send + Sync + Debug {
     fn takes_bodies(&self) -> bool {
         false
     }
+    /// How request bodies are authenticated, where the store has a choice (S3).
+    fn payload_signing(&self) -> Option<&'static str> {
+        None
+    }
     /// Fill all of `buf` from `offset`; a short read is an error.
     fn read_at(&self, handle: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<()>;
     /// `len` bytes from `offset`, handed to `sink` in order, piece by piece as they arrive

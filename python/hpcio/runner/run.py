@@ -133,7 +133,7 @@ def execute(
             cache=cache,
             phases=tuple(figures),
             summary=summarize(figures),
-            engine={"debug_build": _engine.debug_build()},
+            engine=engine_record(target),
             status=status,
             warnings=read_warnings(cache, figures, topo.nodes, in_ram),
         )
@@ -169,6 +169,15 @@ def execute(
     if world.rank != 0:
         return None
     return document("complete")
+
+
+def engine_record(target: _engine.Target) -> dict[str, object]:
+    """How the engine ran: a debug build's figures are meaningless; S3 bodies signed or not."""
+    record: dict[str, object] = {"debug_build": _engine.debug_build()}
+    signing = target.payload_signing()
+    if signing is not None:
+        record["payload_signing"] = signing
+    return record
 
 
 def _drop_caches(world: Comm, who: RankInfo) -> None:
