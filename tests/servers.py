@@ -64,6 +64,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -344,7 +345,12 @@ class LocalServer:
 
     def _answers(self) -> bool:
         """Whether the server answers an HTTP GET of `_ready_path` (any status will do)."""
-        connection = http.client.HTTPConnection(LOOPBACK, self.port, timeout=1.0)
+        if self.endpoint.startswith("https://"):
+            unverified = ssl._create_unverified_context()  # our own self-signed certificate
+            connection = http.client.HTTPSConnection(LOOPBACK, self.port, timeout=1.0,
+                                                     context=unverified)  # fmt: skip
+        else:
+            connection = http.client.HTTPConnection(LOOPBACK, self.port, timeout=1.0)
         try:
             connection.request("GET", self._ready_path)
             connection.getresponse().read()
@@ -393,7 +399,16 @@ class LocalServer:
 
 class S3Server(LocalServer):
     """versitygw serving a directory over S3 (posix backend: a bucket is a directory, an
-    object a file). Single-account mode with the root credentials below."""
+    object a file). Single-account mode with the root credentials below.
+
+    `tls=True` serves https with a self-signed certificate for 127.0.0.1 made at start (by
+    openssl), as real S3 endpoints are: clients are told to accept it (object_store
+    allow_invalid_certificates, boto3 verify=False); benchmarks only, never a real cloud.
+    """
+
+    def __init__(self, *args: Any, tls: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tls = tls
 
     name = "versitygw"
     scheme = "s3"
@@ -413,8 +428,10 @@ class S3Server(LocalServer):
             "--region", self.region,
             "--port", f"{LOOPBACK}:{port}",
             "--quiet",
-            "posix",
         ]  # fmt: skip
+        if self.tls:
+            command += ["--cert", str(self._certificate()[0]), "--key", str(self._certificate()[1])]
+        command.append("posix")
         if not _has_user_xattrs(data):
             # The posix backend keeps metadata in user xattrs; without them, in a side dir.
             sidecar = data.parent / "sidecar"
@@ -422,9 +439,29 @@ class S3Server(LocalServer):
             command += ["--sidecar", str(sidecar)]
         return [*command, str(data)]
 
+    def _certificate(self) -> tuple[Path, Path]:
+        assert self.root is not None, "not started"
+        cert, key = self.root / "cert.pem", self.root / "key.pem"
+        if not cert.exists():
+            subprocess.run(
+                ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                 "-nodes", "-days", "1", "-subj", f"/CN={LOOPBACK}",
+                 "-addext", f"subjectAltName=IP:{LOOPBACK}",
+                 "-keyout", str(key), "-out", str(cert)],
+                check=True, capture_output=True,
+            )  # fmt: skip
+        return cert, key
+
+    @property
+    def endpoint(self) -> str:
+        """http://127.0.0.1:PORT, or https:// with tls."""
+        return super().endpoint.replace("http://", "https://") if self.tls else super().endpoint
+
     @property
     def env(self) -> dict[str, str]:
+        trust = {"AWS_ALLOW_INVALID_CERTIFICATES": "true"} if self.tls else {}
         return {
+            **trust,
             "AWS_ACCESS_KEY_ID": self.access_key,
             "AWS_SECRET_ACCESS_KEY": self.secret_key,
             "AWS_ENDPOINT": self.endpoint,
@@ -445,6 +482,7 @@ class S3Server(LocalServer):
             "aws_region": self.region,
             "aws_allow_http": "true",
             "aws_virtual_hosted_style_request": "false",
+            **({"allow_invalid_certificates": "true"} if self.tls else {}),
         }
 
     def client(self) -> Any:
@@ -452,9 +490,14 @@ class S3Server(LocalServer):
         import boto3
         from botocore.config import Config
 
+        if self.tls:
+            import urllib3
+
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         return boto3.session.Session().client(
             "s3",
             endpoint_url=self.endpoint,
+            verify=not self.tls,
             aws_access_key_id=self.access_key,
             aws_secret_access_key=self.secret_key,
             region_name=self.region,

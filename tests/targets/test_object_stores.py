@@ -188,3 +188,28 @@ def test_unsigned_payloads_on_request(hpcio, s3_server, tmp_path):
     doc = json.loads(out.read_text())
     assert doc["engine"]["payload_signing"] == "unsigned payload"
     assert [p["errors"] for p in doc["phases"]] == [0, 0]
+
+
+def test_over_tls_payloads_go_unsigned_and_read_back(hpcio, tmp_path):
+    """An https endpoint (versitygw with a self-signed certificate), as real S3 endpoints
+    are: hpcio sends bodies unsigned there, as the AWS SDKs do, and the data is intact."""
+    import servers
+
+    if servers.S3Server.missing():
+        pytest.skip(servers.S3Server.missing())
+    out = tmp_path / "r.jsonl"
+    with servers.running(servers.S3Server, tmp_path / "tls", tls=True) as tls_server:
+        assert tls_server.endpoint.startswith("https://127.0.0.1:")
+        done = hpcio("run", "-n", 1, "--pattern", "mfmw", "--target", tls_server.url("tls"),
+                     "--size-per-rank", "4MiB", "--files-per-rank", "2", "--part-size", "2MiB",
+                     "--keep", "--verify", "-q", "-o", out, env=tls_server.env)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        doc = json.loads(out.read_text())
+        assert doc["engine"]["payload_signing"] == "unsigned payload"
+        assert [p["errors"] for p in doc["phases"]] == [0, 0]
+        listed = tls_server.client().list_objects_v2(Bucket=tls_server.bucket, Prefix="tls/")
+        keys = sorted(o["Key"] for o in listed["Contents"])
+        assert len(keys) == 2
+        body = tls_server.client().get_object(Bucket=tls_server.bucket, Key=keys[0])["Body"]
+        name = keys[0].removeprefix("tls/")
+        assert body.read() == _expected(1, 0, name, 0, 2 * MiB)
