@@ -134,6 +134,7 @@ struct Shared<'a> {
     verify: bool,
     direct: bool,
     keys: &'a [String],
+    /// Each key's name hashed once per call, not once per transfer.
     key_hashes: Vec<u64>,
     handles: &'a [Option<Arc<Handle>>],
     stop: &'a AtomicBool,
@@ -470,7 +471,6 @@ fn worker(
     let mut figures = Figures::default();
     // The lane's request body: reserved before the phase, refilled once the target lets go.
     let mut spare = s.bodies.lock().unwrap().pop();
-    let mut last_stream: Option<(u32, u32, u64)> = None;
     let mut search = Search::default();
     loop {
         if s.stop.load(Ordering::Relaxed) {
@@ -486,15 +486,7 @@ fn worker(
             s.stop.store(true, Ordering::Relaxed);
             break;
         };
-        // Lanes mostly stay with one writer and cycle a few files: hash a name once per change.
-        let stream = match last_stream {
-            Some((k, w, id)) if k == row.key && w == row.writer => id,
-            _ => {
-                let id = stream_of(row.writer, s.key_hashes[row.key as usize]);
-                last_stream = Some((row.key, row.writer, id));
-                id
-            }
-        };
+        let stream = stream_of(row.writer, s.key_hashes[row.key as usize]);
         let mut slot = slots.get(i).map(|m| std::mem::replace(&mut *m.lock().unwrap(), Slot::Missing));
         if matches!(slot, Some(Slot::Missing)) {
             figures.error(format!("{key}: caller buffer too small for row {i}"));
@@ -509,9 +501,9 @@ fn worker(
                 r
             }
             (Op::Write, None) => {
-                let lane = buf.as_deref_mut().expect("payload writes have a buffer");
-                let b = lane.buf.as_mut_slice(len);
-                s.payload.refill(stream, row.offset, b, &mut lane.held);
+                let own = buf.as_deref_mut().expect("payload writes have a buffer");
+                let b = own.buf.as_mut_slice(len);
+                s.payload.refill(stream, row.offset, b, &mut own.held);
                 timed(|| s.target.write_at(handle, row.offset, b))
             }
             (Op::Write, Some(Slot::From(src))) => match buf.as_deref_mut().filter(|_| s.direct) {
