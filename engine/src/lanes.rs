@@ -29,10 +29,11 @@ pub struct Search {
 impl Lanes {
     pub fn new(rows: &[Row], lanes: usize) -> Self {
         let lanes = lanes.max(1);
-        let keys = distinct_keys(rows);
+        let files = files_in_order(rows);
+        let by_file = files.iter().filter(|f| **f != UNSEEN).count() >= lanes;
         let mut owned = vec![Vec::with_capacity(rows.len() / lanes + 1); lanes];
         for (i, row) in rows.iter().enumerate() {
-            let lane = if keys >= lanes { row.key as usize % lanes } else { i % lanes };
+            let lane = if by_file { files[row.key as usize] as usize % lanes } else { i % lanes };
             owned[lane].push(i);
         }
         let cursors = (0..lanes).map(|_| Cursor(AtomicUsize::new(0))).collect();
@@ -61,9 +62,21 @@ impl Lanes {
     }
 }
 
-fn distinct_keys(rows: &[Row]) -> usize {
-    let mut seen = vec![false; rows.iter().map(|r| r.key as usize + 1).max().unwrap_or(0)];
-    rows.iter().filter(|r| !std::mem::replace(&mut seen[r.key as usize], true)).count()
+const UNSEEN: u32 = u32::MAX;
+
+/// For each key, its place among the keys the rows touch, in order of first touch (UNSEEN
+/// for keys they do not): files are dealt to lanes by this, so every lane gets its share
+/// whatever the key numbers are.
+fn files_in_order(rows: &[Row]) -> Vec<u32> {
+    let mut place = vec![UNSEEN; rows.iter().map(|r| r.key as usize + 1).max().unwrap_or(0)];
+    let mut next = 0;
+    for row in rows {
+        if place[row.key as usize] == UNSEEN {
+            place[row.key as usize] = next;
+            next += 1;
+        }
+    }
+    place
 }
 
 #[cfg(test)]
@@ -90,6 +103,9 @@ mod tests {
         assert_eq!(lanes.owned, vec![vec![0, 2, 4, 6, 8], vec![1, 3, 5, 7, 9]]);
         let lanes = Lanes::new(&plan, 4);
         assert_eq!(lanes.owned[1], vec![1, 5, 9]);
+        // Key numbers that all fall on one lane by value are still dealt one per lane.
+        let lanes = Lanes::new(&rows(&[0, 4, 8, 12, 0, 4, 8, 12]), 4);
+        assert_eq!(lanes.owned, vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]);
     }
 
     #[test]
