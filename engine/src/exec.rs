@@ -290,6 +290,7 @@ impl Executor {
     /// goes round its own share of every run of transfers again and again, and stops after
     /// the transfer that ends at or past `until`.
     pub fn run(&mut self, plan: &Plan, mut data: Data, until: Option<u64>) {
+        let hints = write_hints(plan);
         let mut i = 0;
         while i < plan.rows.len() && !self.failed {
             let row = plan.rows[i];
@@ -301,7 +302,7 @@ impl Executor {
                 self.transfers(plan, &plan.rows[i..end], &mut data, until);
                 i = end;
             } else {
-                self.control(plan, row);
+                self.control(plan, row, &hints);
                 i += 1;
             }
         }
@@ -310,14 +311,14 @@ impl Executor {
         }
     }
 
-    fn control(&mut self, plan: &Plan, row: Row) {
+    fn control(&mut self, plan: &Plan, row: Row, hints: &[WriteHint]) {
         let key = &plan.keys[row.key as usize];
         let start = now_ns();
         let outcome = match row.op {
             Op::OpenWrite if self.handles.contains_key(key) => Ok(()), // joined a shared upload
             Op::OpenWrite | Op::OpenRead => {
                 let mode = if row.op == Op::OpenWrite { Mode::Write } else { Mode::Read };
-                let hint = self.expected.remove(key).unwrap_or_else(|| write_hint(plan, row.key));
+                let hint = self.expected.remove(key).unwrap_or(hints[row.key as usize]);
                 self.target.open(key, mode, hint).map(|h| {
                     self.handles.insert(key.clone(), Arc::new(h));
                 })
@@ -446,12 +447,19 @@ enum Slot<'a> {
     Missing,
 }
 
-/// How many writes of which length the plan makes to key `key` (object stores choose between
-/// one PUT and a multipart upload from it).
-fn write_hint(plan: &Plan, key: u32) -> WriteHint {
-    let mut writes = plan.rows.iter().filter(|r| r.op == Op::Write && r.key == key);
-    let part_bytes = writes.next().map_or(0, |r| r.length);
-    WriteHint { writes: u64::from(part_bytes > 0) + writes.count() as u64, part_bytes }
+/// How many writes of which length the plan makes to each key (object stores choose between
+/// one PUT and a multipart upload from it), in one pass: a scan of the plan per open made
+/// opening 16,384 objects take 0.3 s.
+fn write_hints(plan: &Plan) -> Vec<WriteHint> {
+    let mut hints = vec![WriteHint::default(); plan.keys.len()];
+    for row in plan.rows.iter().filter(|r| r.op == Op::Write) {
+        let hint = &mut hints[row.key as usize];
+        if hint.writes == 0 {
+            hint.part_bytes = row.length;
+        }
+        hint.writes += 1;
+    }
+    hints
 }
 
 fn not_open(key: &str) -> std::io::Error {
