@@ -430,7 +430,8 @@ class S3Server(LocalServer):
             "--quiet",
         ]  # fmt: skip
         if self.tls:
-            command += ["--cert", str(self._certificate()[0]), "--key", str(self._certificate()[1])]
+            cert, key = self._certificate()
+            command += ["--cert", str(cert), "--key", str(key)]
         command.append("posix")
         if not _has_user_xattrs(data):
             # The posix backend keeps metadata in user xattrs; without them, in a side dir.

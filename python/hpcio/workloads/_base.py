@@ -214,16 +214,7 @@ def write_plan(
     """Open every key, make the writes of `visits` (or write the same offsets in each key, one
     after the other; either way in-flight transfers span files), fsync each with --fsync,
     close each."""
-    keys = [keys] if isinstance(keys, str) else list(keys)
-    builder = PlanBuilder()
-    for key in keys:
-        builder.control(Op.OPEN_WRITE, key)
-    _transfers(builder, Op.WRITE, run, keys, visits, writer)
-    for key in keys if run.fsync else ():
-        builder.control(Op.SYNC, key)
-    for key in keys:
-        builder.control(Op.CLOSE, key)
-    return builder.build()
+    return _file_plan(Op.WRITE, run, keys, visits, writer)
 
 
 def read_plan(
@@ -234,11 +225,24 @@ def read_plan(
 ) -> Plan:
     """Open every key, make the reads of `visits` (or read the same offsets in each key),
     close each."""
+    return _file_plan(Op.READ, run, keys, visits, writers)
+
+
+def _file_plan(
+    op: Op,
+    run: RunSpec,
+    keys: str | Sequence[str],
+    visits: Visits | np.ndarray,
+    writers: int | np.ndarray,
+) -> Plan:
     keys = [keys] if isinstance(keys, str) else list(keys)
+    writing = op is Op.WRITE
     builder = PlanBuilder()
     for key in keys:
-        builder.control(Op.OPEN_READ, key)
-    _transfers(builder, Op.READ, run, keys, visits, writers)
+        builder.control(Op.OPEN_WRITE if writing else Op.OPEN_READ, key)
+    _transfers(builder, op, run, keys, visits, writers)
+    for key in keys if writing and run.fsync else ():
+        builder.control(Op.SYNC, key)
     for key in keys:
         builder.control(Op.CLOSE, key)
     return builder.build()
