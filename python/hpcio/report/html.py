@@ -144,13 +144,15 @@ def _slug(text: str) -> str:
 def _study_tables(tables_: Sequence[Table]) -> str:
     parts = []
     for t in tables_:
-        rows = [[(format_cell(v, c), v) for c, v in enumerate(row)] for row in t.rows]
+        rows = [
+            [(format_cell(v, k), v) for v, k in zip(row, t.kinds, strict=True)] for row in t.rows
+        ]
         parts.append(f"<h3>{escape(t.title)}</h3>")
         parts.append(_table(t.columns, rows, table_id=f"table-{_slug(t.title)}"))
         parts.extend(f'<p class="note">Note: {escape(n)}</p>' for n in t.notes)
     parts.append(
         '<p class="note">Latency is the mean phase time over iterations; Bandwidth is File '
-        "Size / Latency.</p>"
+        "Size / Latency, or for time-based runs the bytes moved per iteration / Latency.</p>"
     )
     return "\n".join(parts)
 
