@@ -4,11 +4,13 @@ document keeps the figures of its own summary, unchanged."""
 
 from __future__ import annotations
 
+import base64
 import statistics
 from collections.abc import Sequence
 
-from hpcio.results.schema import PhaseFigures, ResultDocument, Stats
-from hpcio.runner.aggregate import stats
+from hpcio import _engine
+from hpcio.results.schema import LatencyPercentiles, PhaseFigures, ResultDocument, Stats
+from hpcio.runner.aggregate import latency_percentiles, stats
 
 _MIB = float(1 << 20)
 
@@ -36,6 +38,15 @@ def pooled_stats(docs: Sequence[ResultDocument], phase: str, statistic: str) -> 
         return summary_stats
     value = _PER_ITERATION[statistic]
     return stats([value(p) for p in iterations_of(docs, phase)])
+
+
+def pooled_latency(docs: Sequence[ResultDocument], phase: str) -> LatencyPercentiles:
+    """Per-op latency of `phase` over every operation of `docs`: one document's own summary,
+    or the percentiles of all their histograms merged (never averaged percentiles)."""
+    if len(docs) == 1:
+        return docs[0].summary[phase].latency
+    parts = [base64.b64decode(p.latency_hdr_b64) for p in iterations_of(docs, phase)]
+    return latency_percentiles(_engine.histogram_merge(parts))
 
 
 def mean_seconds(docs: Sequence[ResultDocument], phase: str) -> float:
