@@ -189,7 +189,7 @@ class Caveat:
 
 def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
     """Every cause for doubt in the documents: reads that may have come from the page cache
-    (with each run's cache notes), interrupted runs, failed operations, throttled or retried
+    (with each run's cache notes), more ranks on a node than cores, interrupted runs, failed operations, throttled or retried
     requests, an engine built without optimisation. Runs are numbered from 1 in the order of
     the files."""
     titled = [(n, _run_title(d), d) for n, d in enumerate(docs, start=1)]
@@ -208,6 +208,14 @@ def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
             if warning.startswith(PAGE_CACHE_WARNING):
                 continue  # gathered above, over all runs
             found.append(Caveat(f"run {n} ({title}): {warning}"))
+        if doc.cores_per_node is not None and doc.ranks_per_node > doc.cores_per_node:
+            found.append(
+                Caveat(
+                    f"run {n} ({title}): ranks outnumber cores: {doc.ranks_per_node} ranks per "
+                    f"node on {doc.cores_per_node} cores; ranks shared cores, which slows what "
+                    "its figures measure"
+                )
+            )
         if doc.status != "complete":
             found.append(
                 Caveat(
