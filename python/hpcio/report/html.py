@@ -189,9 +189,9 @@ class Caveat:
 
 def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
     """Every cause for doubt in the documents: reads that may have come from the page cache
-    (with each run's cache notes), more ranks on a node than cores, interrupted runs, failed operations, throttled or retried
-    requests, an engine built without optimisation. Runs are numbered from 1 in the order of
-    the files."""
+    (with each run's cache notes), more ranks on a node than cores, interrupted runs, failed
+    operations, throttled or retried requests, an engine built without optimisation. Runs are
+    numbered from 1 in the order of the files."""
     titled = [(n, _run_title(d), d) for n, d in enumerate(docs, start=1)]
     found = []
     cached = [(n, title, d) for n, title, d in titled if d.cache.reads_may_hit_page_cache]
