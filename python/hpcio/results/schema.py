@@ -153,6 +153,10 @@ class ResultDocument:
     #: Reasons to doubt the read figures, found when the run ended: a data set the page cache
     #: could hold, a read faster than the target's device or link can carry, a target in RAM.
     warnings: tuple[str, ...] = ()
+    #: The fewest CPU cores a rank of any node of the job could run on (its affinity mask);
+    #: None where unknown, as in documents written before the field existed. Ranks per node
+    #: above it share cores, which slows what the figures measure.
+    cores_per_node: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
