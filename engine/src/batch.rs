@@ -31,7 +31,8 @@ pub struct Batch {
     files: Vec<File>,
     /// Transfers of each file.
     per_file: u64,
-    turns: Option<Shuffle>,
+    /// The file of each turn, in random order (a table: it is as long as `files`).
+    turns: Option<Vec<u32>>,
 }
 
 impl Batch {
@@ -67,7 +68,10 @@ impl Batch {
         if files.len() as u64 > u64::MAX / per_file.max(1) {
             return Err("plan: more transfers than one batch can have".into());
         }
-        let turns = shuffle.filter(|_| files.len() > 1).map(|seed| Shuffle::new(files.len() as u64, seed));
+        let turns = shuffle.filter(|_| files.len() > 1).map(|seed| {
+            let order = Shuffle::new(files.len() as u64, seed);
+            (0..files.len() as u64).map(|turn| order.at(turn) as u32).collect()
+        });
         if let Some(seed) = shuffle.filter(|_| per_file > 1) {
             for (f, file) in files.iter_mut().enumerate() {
                 file.order = Some(Shuffle::new(per_file, seed ^ (f as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
@@ -96,7 +100,7 @@ impl Batch {
     pub fn transfer(&self, t: u64) -> Transfer {
         let files = self.files.len() as u64;
         let (turn, step) = if files == 1 { (0, t) } else { (t % files, t / files) };
-        let file = &self.files[self.turns.as_ref().map_or(turn, |s| s.at(turn)) as usize];
+        let file = &self.files[self.turns.as_ref().map_or(turn as usize, |files| files[turn as usize] as usize)];
         let i = file.order.as_ref().map_or(step, |s| s.at(step));
         let run = match file.runs.len() {
             1 => 0,
