@@ -668,3 +668,51 @@ fn read_in_pieces(s: &Shared, handle: &Handle, stream: u64, row: &Transfer, key:
         (Some(Ok(())), None) => Ok(Timing { start_ns, end_ns, latency_ns: (end_ns - start_ns).saturating_sub(checking_ns) }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Columns;
+
+    #[test]
+    fn write_hints_and_operations_count_every_transfer_of_a_run() {
+        let keys = vec!["a".to_string(), "b".to_string()];
+        // open a, open b; a run of 3 in each (the files take turns); close both.
+        let columns = Columns {
+            ops: &[1, 1, 3, 3, 6, 6],
+            key_index: &[0, 1, 0, 1, 0, 1],
+            offsets: &[0, 0, 0, 0, 0, 0],
+            lengths: &[0, 0, 8, 8, 0, 0],
+            counts: &[1, 1, 3, 3, 1, 1],
+            strides: &[0, 0, 8, 8, 0, 0],
+            writers: &[0, 0, 2, 2, 0, 0],
+        };
+        let plan = Plan::from_columns(&columns, &keys, None).unwrap();
+        let hints = write_hints(&plan);
+        assert_eq!((hints[0].writes, hints[0].part_bytes, hints[1].writes), (3, 8, 3));
+        let ops: Vec<(u8, u32, u64)> = operations(&plan).unwrap().iter().map(|x| (x.op.code(), x.key, x.offset)).collect();
+        assert_eq!(
+            ops,
+            vec![(1, 0, 0), (1, 1, 0), (3, 0, 0), (3, 1, 0), (3, 0, 8), (3, 1, 8), (3, 0, 16), (3, 1, 16), (6, 0, 0), (6, 1, 0)]
+        );
+        let shuffled = Plan::from_columns(&columns, &keys, Some((1, 0, 0))).unwrap();
+        let mut moved: Vec<(u32, u64)> = operations(&shuffled).unwrap()[2..8].iter().map(|x| (x.key, x.offset)).collect();
+        moved.sort_unstable();
+        assert_eq!(moved, vec![(0, 0), (0, 8), (0, 16), (1, 0), (1, 8), (1, 16)]);
+    }
+
+    #[test]
+    fn a_run_past_the_largest_offset_is_refused() {
+        let keys = vec!["a".to_string()];
+        let columns = Columns {
+            ops: &[3],
+            key_index: &[0],
+            offsets: &[u64::MAX - 8],
+            lengths: &[8],
+            counts: &[2],
+            strides: &[8],
+            writers: &[0],
+        };
+        assert!(Plan::from_columns(&columns, &keys, None).err().unwrap().contains("past the largest offset"));
+    }
+}
