@@ -3,6 +3,7 @@
 //! An `Executor` lives for one phase of one rank. Open handles survive between `run` calls,
 //! so a phase can be fed in chunks (collect-and-write) and still open and close once.
 
+use crate::batch::{Batch, Transfer};
 use crate::buffer::AlignedBuf;
 use crate::clock::now_ns;
 use crate::histogram::{new_histogram, record};
@@ -287,7 +288,7 @@ impl Executor {
     /// the handles are closed untimed; the error is in the figures.
     ///
     /// With `until` (ns on `now_ns`'s clock; payload data only), fio's time_based: each lane
-    /// goes round its own share of every run of transfers again and again, and stops after
+    /// goes round its own share of every batch of transfers again and again, and stops after
     /// the transfer that ends at or past `until`.
     pub fn run(&mut self, plan: &Plan, mut data: Data, until: Option<u64>) {
         let hints = write_hints(plan);
@@ -299,7 +300,12 @@ impl Executor {
                     .iter()
                     .position(|r| !r.op.is_transfer())
                     .map_or(plan.rows.len(), |p| i + p);
-                self.transfers(plan, &plan.rows[i..end], &mut data, until);
+                match Batch::new(&plan.rows[i..end], plan.shuffle) {
+                    Ok(batch) => self.transfers(plan, &batch, &mut data, until),
+                    Err(e) => {
+                        self.fail(e);
+                    }
+                }
                 i = end;
             } else {
                 self.control(plan, row, &hints);
@@ -353,9 +359,10 @@ impl Executor {
         }
     }
 
-    fn transfers(&mut self, plan: &Plan, rows: &[Row], data: &mut Data, until: Option<u64>) {
-        let max_len = rows.iter().map(|r| r.length).max().unwrap_or(0) as usize;
-        let workers = self.in_flight.min(rows.len()).max(1);
+    fn transfers(&mut self, plan: &Plan, batch: &Batch, data: &mut Data, until: Option<u64>) {
+        let max_len = batch.max_length() as usize;
+        // Never more lanes (threads, buffers) than transfers.
+        let workers = (self.in_flight as u64).min(batch.len()).max(1) as usize;
         let needs_buffer = self.direct || (matches!(data, Data::Payload) && !self.target.takes_bodies());
         if needs_buffer {
             while self.buffers.len() < workers {
@@ -382,14 +389,15 @@ impl Executor {
             stop: &stop,
             bodies: &self.bodies,
         };
-        // Caller-supplied buffers are cut into one disjoint slice per row, in plan order.
+        // Caller-supplied buffers are cut into one disjoint slice per transfer, in plan order
+        // (they hold the transfers' bytes already: a slot per transfer adds under 1% to them).
+        let lengths = (0..batch.len()).map(|t| batch.transfer(t).length as usize);
         let slots: Vec<Mutex<Slot>> = match data {
             Data::Payload => Vec::new(),
             Data::Source(src) => {
                 let mut pos = 0usize;
-                rows.iter()
-                    .map(|r| {
-                        let len = r.length as usize;
+                lengths
+                    .map(|len| {
                         let slot = src.get(pos..pos + len).map_or(Slot::Missing, Slot::From);
                         pos += len;
                         Mutex::new(slot)
@@ -398,9 +406,8 @@ impl Executor {
             }
             Data::Sink(dst) => {
                 let mut rest: &mut [u8] = std::mem::take(dst);
-                rows.iter()
-                    .map(|r| {
-                        let len = r.length as usize;
+                lengths
+                    .map(|len| {
                         if rest.len() < len {
                             return Mutex::new(Slot::Missing);
                         }
@@ -411,11 +418,11 @@ impl Executor {
                     .collect()
             }
         };
-        let lanes = Lanes::new(rows, workers);
+        let lanes = Lanes::new(batch.len(), batch.files(), workers);
         let buffers = &mut self.buffers;
         let results: Vec<Figures> = if workers == 1 {
             let buf = buffers.first_mut();
-            vec![worker(&shared, rows, &slots, &lanes, 0, until, buf)]
+            vec![worker(&shared, batch, &slots, &lanes, 0, until, buf)]
         } else {
             std::thread::scope(|scope| {
                 let mut bufs: Vec<Option<&mut LaneBuffer>> = buffers.iter_mut().map(Some).collect();
@@ -426,7 +433,7 @@ impl Executor {
                     .enumerate()
                     .map(|(lane, buf)| {
                         let (shared, slots, lanes) = (&shared, &slots, &lanes);
-                        scope.spawn(move || worker(shared, rows, slots, lanes, lane, until, buf))
+                        scope.spawn(move || worker(shared, batch, slots, lanes, lane, until, buf))
                     })
                     .collect();
                 handles.into_iter().map(|h| h.join().expect("I/O worker panicked")).collect()
@@ -452,24 +459,44 @@ enum Slot<'a> {
 /// opening 16,384 objects take 0.3 s.
 fn write_hints(plan: &Plan) -> Vec<WriteHint> {
     let mut hints = vec![WriteHint::default(); plan.keys.len()];
-    for row in plan.rows.iter().filter(|r| r.op == Op::Write) {
+    for row in plan.rows.iter().filter(|r| r.op == Op::Write && r.count > 0) {
         let hint = &mut hints[row.key as usize];
         if hint.writes == 0 {
             hint.part_bytes = row.length;
         }
-        hint.writes += 1;
+        hint.writes += row.count;
     }
     hints
+}
+
+/// Every operation of `plan` in plan order: control rows as they are, each batch's transfers
+/// one by one (what `run` makes, before lanes share them out).
+pub fn operations(plan: &Plan) -> Result<Vec<Transfer>, String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < plan.rows.len() {
+        let row = plan.rows[i];
+        if row.op.is_transfer() {
+            let end = plan.rows[i..].iter().position(|r| !r.op.is_transfer()).map_or(plan.rows.len(), |p| i + p);
+            let batch = Batch::new(&plan.rows[i..end], plan.shuffle)?;
+            out.extend((0..batch.len()).map(|t| batch.transfer(t)));
+            i = end;
+        } else {
+            out.push(Transfer { op: row.op, key: row.key, offset: row.offset, length: row.length, writer: row.writer });
+            i += 1;
+        }
+    }
+    Ok(out)
 }
 
 fn not_open(key: &str) -> std::io::Error {
     std::io::Error::other(format!("{key} is not open"))
 }
 
-/// One in-flight lane: takes the next row until none is left or a lane failed.
+/// One in-flight lane: takes the next transfer until none is left or a lane failed.
 fn worker(
     s: &Shared,
-    rows: &[Row],
+    batch: &Batch,
     slots: &[Mutex<Slot>],
     lanes: &Lanes,
     lane: usize,
@@ -485,8 +512,8 @@ fn worker(
             break;
         }
         let next = if until.is_some() { lanes.again(lane) } else { lanes.next(lane, &mut search) };
-        let Some(i) = next else { break };
-        let row = &rows[i];
+        let Some(t) = next else { break };
+        let row = &batch.transfer(t);
         let key = &s.keys[row.key as usize];
         let len = row.length as usize;
         let Some(handle) = s.handles[row.key as usize].as_deref() else {
@@ -495,9 +522,9 @@ fn worker(
             break;
         };
         let stream = stream_of(row.writer, s.key_hashes[row.key as usize]);
-        let mut slot = slots.get(i).map(|m| std::mem::replace(&mut *m.lock().unwrap(), Slot::Missing));
+        let mut slot = slots.get(t as usize).map(|m| std::mem::replace(&mut *m.lock().unwrap(), Slot::Missing));
         if matches!(slot, Some(Slot::Missing)) {
-            figures.error(format!("{key}: caller buffer too small for row {i}"));
+            figures.error(format!("{key}: caller buffer too small for transfer {t}"));
             s.stop.store(true, Ordering::Relaxed);
             break;
         }
@@ -605,14 +632,14 @@ fn timed(call: impl FnOnce() -> std::io::Result<()>) -> Result<Timing, Failure> 
     Ok(Timing { start_ns, end_ns, latency_ns: end_ns - start_ns })
 }
 
-fn verified(s: &Shared, stream: u64, row: &Row, key: &str, buf: &[u8]) -> Result<(), Failure> {
+fn verified(s: &Shared, stream: u64, row: &Transfer, key: &str, buf: &[u8]) -> Result<(), Failure> {
     if !s.verify {
         return Ok(());
     }
     s.payload.check(stream, row.offset, buf).map_or(Ok(()), |m| Err(mismatch(row, key, m)))
 }
 
-fn mismatch(row: &Row, key: &str, m: Mismatch) -> Failure {
+fn mismatch(row: &Transfer, key: &str, m: Mismatch) -> Failure {
     Failure::Mismatch(format!(
         "verify failed: {key} offset {}: expected 0x{:02x}, found 0x{:02x} (data of rank {})",
         m.offset, m.expected, m.found, row.writer
@@ -622,7 +649,7 @@ fn mismatch(row: &Row, key: &str, m: Mismatch) -> Failure {
 /// A payload read whose bytes the target hands over piece by piece as they arrive (an HTTP
 /// response body), each piece checked where it landed, with no copy into one buffer. The
 /// latency leaves the checking out.
-fn read_in_pieces(s: &Shared, handle: &Handle, stream: u64, row: &Row, key: &str) -> Result<Timing, Failure> {
+fn read_in_pieces(s: &Shared, handle: &Handle, stream: u64, row: &Transfer, key: &str) -> Result<Timing, Failure> {
     let mut first: Option<Mismatch> = None;
     let mut checking_ns = 0;
     let start_ns = now_ns();
@@ -639,5 +666,53 @@ fn read_in_pieces(s: &Shared, handle: &Handle, stream: u64, row: &Row, key: &str
         (Some(Err(e)), _) => Err(Failure::Io(e)),
         (Some(Ok(())), Some(m)) => Err(mismatch(row, key, m)),
         (Some(Ok(())), None) => Ok(Timing { start_ns, end_ns, latency_ns: (end_ns - start_ns).saturating_sub(checking_ns) }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Columns;
+
+    #[test]
+    fn write_hints_and_operations_count_every_transfer_of_a_run() {
+        let keys = vec!["a".to_string(), "b".to_string()];
+        // open a, open b; a run of 3 in each (the files take turns); close both.
+        let columns = Columns {
+            ops: &[1, 1, 3, 3, 6, 6],
+            key_index: &[0, 1, 0, 1, 0, 1],
+            offsets: &[0, 0, 0, 0, 0, 0],
+            lengths: &[0, 0, 8, 8, 0, 0],
+            counts: &[1, 1, 3, 3, 1, 1],
+            strides: &[0, 0, 8, 8, 0, 0],
+            writers: &[0, 0, 2, 2, 0, 0],
+        };
+        let plan = Plan::from_columns(&columns, &keys, None).unwrap();
+        let hints = write_hints(&plan);
+        assert_eq!((hints[0].writes, hints[0].part_bytes, hints[1].writes), (3, 8, 3));
+        let ops: Vec<(u8, u32, u64)> = operations(&plan).unwrap().iter().map(|x| (x.op.code(), x.key, x.offset)).collect();
+        assert_eq!(
+            ops,
+            vec![(1, 0, 0), (1, 1, 0), (3, 0, 0), (3, 1, 0), (3, 0, 8), (3, 1, 8), (3, 0, 16), (3, 1, 16), (6, 0, 0), (6, 1, 0)]
+        );
+        let shuffled = Plan::from_columns(&columns, &keys, Some((1, 0, 0))).unwrap();
+        let mut moved: Vec<(u32, u64)> = operations(&shuffled).unwrap()[2..8].iter().map(|x| (x.key, x.offset)).collect();
+        moved.sort_unstable();
+        assert_eq!(moved, vec![(0, 0), (0, 8), (0, 16), (1, 0), (1, 8), (1, 16)]);
+    }
+
+    #[test]
+    fn a_run_past_the_largest_offset_is_refused() {
+        let keys = vec!["a".to_string()];
+        let columns = Columns {
+            ops: &[3],
+            key_index: &[0],
+            offsets: &[u64::MAX - 8],
+            lengths: &[8],
+            counts: &[2],
+            strides: &[8],
+            writers: &[0],
+        };
+        assert!(Plan::from_columns(&columns, &keys, None).err().unwrap().contains("past the largest offset"));
     }
 }

@@ -1,5 +1,6 @@
 //! hpcio._engine: every byte of storage I/O. Registration only; logic lives in the modules.
 
+mod batch;
 mod buffer;
 mod clock;
 mod error;
@@ -11,10 +12,11 @@ pub mod payload;
 pub mod plan;
 pub mod requests;
 pub mod series;
+mod shuffle;
 pub mod target;
 pub mod timeline;
 
-use numpy::{PyReadonlyArray1, PyReadwriteArray1};
+use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::collections::BTreeMap;
@@ -162,8 +164,9 @@ impl PyExecutor {
         py.detach(move || inner.abort_shared(key, id)).err()
     }
 
+    /// `shuffle`: (seed, rank, phase) of a random order of each batch of transfers.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (ops, key_index, offsets, lengths, writers, keys, *, source = None, sink = None, until_ns = None))]
+    #[pyo3(signature = (ops, key_index, offsets, lengths, counts, strides, writers, keys, *, shuffle = None, source = None, sink = None, until_ns = None))]
     fn run(
         &mut self,
         py: Python<'_>,
@@ -171,8 +174,11 @@ impl PyExecutor {
         key_index: PyReadonlyArray1<u32>,
         offsets: PyReadonlyArray1<u64>,
         lengths: PyReadonlyArray1<u64>,
+        counts: PyReadonlyArray1<u64>,
+        strides: PyReadonlyArray1<u64>,
         writers: PyReadonlyArray1<u32>,
         keys: Vec<String>,
+        shuffle: Option<(u64, u64, u64)>,
         source: Option<PyReadonlyArray1<u8>>,
         mut sink: Option<PyReadwriteArray1<u8>>,
         until_ns: Option<u64>,
@@ -181,15 +187,16 @@ impl PyExecutor {
             return Err(error::invalid("time-based runs (until_ns) move payload data only"));
         }
         let contiguous = |e: numpy::AsSliceError| error::invalid(e.to_string());
-        let plan = plan::Plan::from_columns(
-            ops.as_slice().map_err(contiguous)?,
-            key_index.as_slice().map_err(contiguous)?,
-            offsets.as_slice().map_err(contiguous)?,
-            lengths.as_slice().map_err(contiguous)?,
-            writers.as_slice().map_err(contiguous)?,
-            &keys,
-        )
-        .map_err(error::invalid)?;
+        let columns = plan::Columns {
+            ops: ops.as_slice().map_err(contiguous)?,
+            key_index: key_index.as_slice().map_err(contiguous)?,
+            offsets: offsets.as_slice().map_err(contiguous)?,
+            lengths: lengths.as_slice().map_err(contiguous)?,
+            counts: counts.as_slice().map_err(contiguous)?,
+            strides: strides.as_slice().map_err(contiguous)?,
+            writers: writers.as_slice().map_err(contiguous)?,
+        };
+        let plan = plan::Plan::from_columns(&columns, &keys, shuffle).map_err(error::invalid)?;
         let data = match (&source, &mut sink) {
             (Some(_), Some(_)) => return Err(error::invalid("give a source or a sink, not both")),
             (Some(src), None) => exec::Data::Source(src.as_slice().map_err(contiguous)?),
@@ -228,6 +235,53 @@ impl PyExecutor {
         d.set_item("retried", delta.retried)?;
         Ok(d)
     }
+}
+
+type Expanded<'py> = (
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u32>>,
+);
+
+/// A plan as the engine makes it, one row per operation: every control row and every
+/// transfer of every run, in plan order (ops, key_index, offsets, lengths, writers). For
+/// tests and small plans: it is as long as the plan has transfers.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (ops, key_index, offsets, lengths, counts, strides, writers, keys, *, shuffle = None))]
+fn plan_operations<'py>(
+    py: Python<'py>,
+    ops: PyReadonlyArray1<u8>,
+    key_index: PyReadonlyArray1<u32>,
+    offsets: PyReadonlyArray1<u64>,
+    lengths: PyReadonlyArray1<u64>,
+    counts: PyReadonlyArray1<u64>,
+    strides: PyReadonlyArray1<u64>,
+    writers: PyReadonlyArray1<u32>,
+    keys: Vec<String>,
+    shuffle: Option<(u64, u64, u64)>,
+) -> PyResult<Expanded<'py>> {
+    let contiguous = |e: numpy::AsSliceError| error::invalid(e.to_string());
+    let columns = plan::Columns {
+        ops: ops.as_slice().map_err(contiguous)?,
+        key_index: key_index.as_slice().map_err(contiguous)?,
+        offsets: offsets.as_slice().map_err(contiguous)?,
+        lengths: lengths.as_slice().map_err(contiguous)?,
+        counts: counts.as_slice().map_err(contiguous)?,
+        strides: strides.as_slice().map_err(contiguous)?,
+        writers: writers.as_slice().map_err(contiguous)?,
+    };
+    let plan = plan::Plan::from_columns(&columns, &keys, shuffle).map_err(error::invalid)?;
+    let operations = exec::operations(&plan).map_err(error::invalid)?;
+    Ok((
+        PyArray1::from_iter(py, operations.iter().map(|x| x.op.code())),
+        PyArray1::from_iter(py, operations.iter().map(|x| x.key)),
+        PyArray1::from_iter(py, operations.iter().map(|x| x.offset)),
+        PyArray1::from_iter(py, operations.iter().map(|x| x.length)),
+        PyArray1::from_iter(py, operations.iter().map(|x| x.writer)),
+    ))
 }
 
 /// Merge HDR histograms (V2 bytes) into one.
@@ -302,6 +356,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(histogram_summary, m)?)?;
     m.add_function(wrap_pyfunction!(payload_fill, m)?)?;
     m.add_function(wrap_pyfunction!(payload_check, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_operations, m)?)?;
     m.add("REQUEST_KINDS", requests::NAMES.to_vec())?;
     m.add_class::<PyTarget>()?;
     m.add_class::<PyExecutor>()?;

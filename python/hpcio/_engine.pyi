@@ -56,7 +56,8 @@ class Executor:
         verify: bool = False,
         buffer_bytes: int = 0,
     ) -> None:
-        """buffer_bytes: allocate and touch in_flight buffers now, before any clock starts."""
+        """buffer_bytes: allocate and touch in_flight buffers now, before any clock starts
+        (in_flight: no more than the phase's transfers, runner/phase.py lanes())."""
     def start(self, t0_ns: int) -> None:
         """Times from now on are ns since t0_ns (clock_ns() right after the phase barrier)."""
     def run(
@@ -65,20 +66,40 @@ class Executor:
         key_index: npt.NDArray[np.uint32],
         offsets: npt.NDArray[np.uint64],
         lengths: npt.NDArray[np.uint64],
+        counts: npt.NDArray[np.uint64],
+        strides: npt.NDArray[np.uint64],
         writers: npt.NDArray[np.uint32],
         keys: list[str],
         *,
+        shuffle: tuple[int, int, int] | None = None,
         source: npt.NDArray[np.uint8] | None = None,
         sink: npt.NDArray[np.uint8] | None = None,
         until_ns: int | None = None,
     ) -> None:
         """Execute every row with the GIL released; failures are recorded in figures().
 
+        A transfer row is a run of `counts` transfers, `strides` bytes apart (workloads/_base.py
+        Plan). `shuffle`: (seed, rank, phase) of a random order of each batch of transfers.
         With `until_ns` (on clock_ns's scale; payload data only), fio's time_based: each
         in-flight lane goes round its share of the transfers until one ends at or past it.
         """
     def figures(self) -> Figures:
         """Everything run so far; times in ns since t0_ns."""
+
+def plan_operations(
+    ops: npt.NDArray[np.uint8],
+    key_index: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.uint64],
+    lengths: npt.NDArray[np.uint64],
+    counts: npt.NDArray[np.uint64],
+    strides: npt.NDArray[np.uint64],
+    writers: npt.NDArray[np.uint32],
+    keys: list[str],
+    *,
+    shuffle: tuple[int, int, int] | None = None,
+) -> tuple[npt.NDArray[Any], ...]:
+    """(ops, key_index, offsets, lengths, writers): one row per operation in the order the
+    engine makes them; as long as the plan has transfers (tests, small plans)."""
 
 def histogram_merge(parts: list[bytes]) -> bytes:
     """Merge HdrHistogram V2 encodings into one (exact: counts add)."""

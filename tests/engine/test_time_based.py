@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from hpcio import _engine
-from hpcio.workloads._base import Op, PlanBuilder
+from hpcio.workloads._base import Op, PlanBuilder, Runs
 
 KiB = 1 << 10
 FILES, BLOCKS = 4, 8  # four files of 8 x 4 KiB
@@ -14,9 +14,8 @@ def plan_of(op: Op, open_op: Op):
     keys = [f"f{i}" for i in range(FILES)]
     for key in keys:
         builder.control(open_op, key)
-    files = np.tile(np.arange(FILES, dtype=np.uint32), BLOCKS)
-    offsets = np.repeat(np.arange(BLOCKS, dtype=np.uint64), FILES) * np.uint64(4 * KiB)
-    builder.transfers_among(op, keys, files, offsets, 4 * KiB, 0)
+    for key in keys:  # the files take turns
+        builder.runs(op, key, Runs.of(0, BLOCKS, 0), 4 * KiB)
     for key in keys:
         builder.control(Op.CLOSE, key)
     return builder.build()
@@ -53,5 +52,4 @@ def test_time_based_runs_refuse_caller_buffers(target_dir):
     executor = _engine.Executor(_engine.Target(f"file://{target_dir}"), seed=1)
     source = np.zeros(FILES * BLOCKS * 4 * KiB, np.uint8)
     with pytest.raises(ValueError, match="payload data only"):
-        executor.run(plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers,
-                     list(plan.keys), source=source, until_ns=1)  # fmt: skip
+        executor.run(*plan.columns(), source=source, until_ns=1)

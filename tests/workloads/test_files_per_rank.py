@@ -23,7 +23,7 @@ def spec(**kw):
 
 
 def test_all_files_open_before_any_transfer_and_are_visited_round_robin():
-    plan = patterns.get("mfmw").plan(spec(fsync=True), Phase.WRITE, RankInfo(1, 2))
+    plan = patterns.get("mfmw").plan(spec(fsync=True), Phase.WRITE, RankInfo(1, 2)).per_transfer()
     keys = [plan.keys[i] for i in plan.key_index]
     assert (
         plan.ops.tolist() == [Op.OPEN_WRITE] * 2 + [Op.WRITE] * 4 + [Op.SYNC] * 2 + [Op.CLOSE] * 2
@@ -35,7 +35,7 @@ def test_all_files_open_before_any_transfer_and_are_visited_round_robin():
 
 
 def test_reorder_reads_the_other_ranks_files():
-    plan = patterns.get("mfmw").plan(spec(reorder=True), Phase.READ, RankInfo(0, 2))
+    plan = patterns.get("mfmw").plan(spec(reorder=True), Phase.READ, RankInfo(0, 2)).per_transfer()
     assert set(plan.keys) == {"hpcio-rank000001-file000000.dat", "hpcio-rank000001-file000001.dat"}
     assert np.all(plan.writers[plan.ops == Op.READ] == 1)
 
@@ -67,7 +67,7 @@ def test_refusals(kw, message):
 
 def test_random_order_keeps_files_round_robin_and_visits_every_transfer_once():
     run = spec(random_offsets=True, files_per_rank=4, size_per_rank_bytes=4 * 8 * MiB)
-    plan = patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(0, 2))
+    plan = patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(0, 2)).per_transfer()
     moving = plan.ops == Op.WRITE
     files, offsets = plan.key_index[moving], plan.offsets[moving]
     pairs = list(zip(files.tolist(), offsets.tolist(), strict=True))

@@ -9,7 +9,7 @@ from hpcio.workloads import patterns
 from hpcio.workloads._base import Op, Phase, RankInfo
 from hpcio.workloads.patterns.mfmw import rank_key
 from hpcio.workloads.patterns.sfmw import SHARED_KEY
-from hpcio.workloads.patterns.sfsw import SFSW_KEY, chunk_offsets, chunks
+from hpcio.workloads.patterns.sfsw import SFSW_KEY, chunk_runs, chunks
 
 KiB = 1 << 10
 BLOCK = 64 * KiB
@@ -33,13 +33,15 @@ def transfers(plan, op):
 
 
 def test_sfmw_write_offsets_interleave_segments():
-    plan = patterns.get("sfmw").plan(spec(segments=2), Phase.WRITE, RankInfo(1, 4))
+    plan = patterns.get("sfmw").plan(spec(segments=2), Phase.WRITE, RankInfo(1, 4)).per_transfer()
     assert plan.offsets[plan.ops == Op.WRITE].tolist() == [BLOCK, 5 * BLOCK]
 
 
 def test_sfmw_write_plan_rows():
-    plan = patterns.get("sfmw").plan(
-        spec(segments=2, transfer=BLOCK // 2), Phase.WRITE, RankInfo(2, 4)
+    plan = (
+        patterns.get("sfmw")
+        .plan(spec(segments=2, transfer=BLOCK // 2), Phase.WRITE, RankInfo(2, 4))
+        .per_transfer()
     )
     t = BLOCK // 2
     assert plan.ops.tolist() == [Op.OPEN_WRITE, Op.WRITE, Op.WRITE, Op.WRITE, Op.WRITE, Op.CLOSE]
@@ -57,7 +59,7 @@ def test_sfmw_ranks_tile_the_shared_file_exactly_once():
     run = spec(segments=3, transfer=BLOCK // 4)
     offsets = np.concatenate(
         [
-            patterns.get("sfmw").plan(run, Phase.WRITE, RankInfo(r, 4)).offsets[1:-1]
+            patterns.get("sfmw").plan(run, Phase.WRITE, RankInfo(r, 4)).per_transfer().offsets[1:-1]
             for r in range(4)
         ]
     )
@@ -66,14 +68,14 @@ def test_sfmw_ranks_tile_the_shared_file_exactly_once():
 
 def test_sfmw_read_reads_own_region_back():
     run = spec(segments=2)
-    plan = patterns.get("sfmw").plan(run, Phase.READ, RankInfo(3, 4))
+    plan = patterns.get("sfmw").plan(run, Phase.READ, RankInfo(3, 4)).per_transfer()
     assert plan.ops.tolist() == [Op.OPEN_READ, Op.READ, Op.READ, Op.CLOSE]
     assert transfers(plan, Op.READ) == ([3 * BLOCK, 7 * BLOCK], [BLOCK] * 2, [3, 3])
 
 
 def test_mfmw_write_offsets_are_in_the_rank_file():
     run = spec("mfmw", segments=2, transfer=BLOCK // 2)
-    plan = patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(3, 4))
+    plan = patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(3, 4)).per_transfer()
     t = BLOCK // 2
     assert plan.keys == ("hpcio-rank000003.dat",)
     assert transfers(plan, Op.WRITE) == ([0, t, BLOCK, BLOCK + t], [t] * 4, [3] * 4)
@@ -81,21 +83,24 @@ def test_mfmw_write_offsets_are_in_the_rank_file():
 
 def test_mfmw_every_rank_has_its_own_file():
     run = spec("mfmw")
-    keys = [patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(r, 4)).keys for r in range(4)]
+    keys = [
+        patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(r, 4)).per_transfer().keys
+        for r in range(4)
+    ]
     assert keys == [(rank_key(r),) for r in range(4)]
     assert patterns.get("mfmw").keys(run) == [rank_key(r) for r in range(4)]
     assert rank_key(12) == "hpcio-rank000012.dat"
 
 
 def test_mfmw_read_without_reorder_reads_own_file():
-    plan = patterns.get("mfmw").plan(spec("mfmw"), Phase.READ, RankInfo(2, 4))
+    plan = patterns.get("mfmw").plan(spec("mfmw"), Phase.READ, RankInfo(2, 4)).per_transfer()
     assert plan.keys == (rank_key(2),)
     assert transfers(plan, Op.READ) == ([0], [BLOCK], [2])
 
 
 def test_sfmr_all_reads_whole_file_with_owners():
     run = spec("sfmr", ranks=2, segments=2)
-    plan = patterns.get("sfmr").plan(run, Phase.READ, RankInfo(1, 2))
+    plan = patterns.get("sfmr").plan(run, Phase.READ, RankInfo(1, 2)).per_transfer()
     assert plan.keys == (SHARED_KEY,)
     # segment 0: rank 0, rank 1; segment 1: rank 0, rank 1
     assert transfers(plan, Op.READ) == ([0, BLOCK, 2 * BLOCK, 3 * BLOCK], [BLOCK] * 4, [0, 1, 0, 1])
@@ -105,7 +110,7 @@ def test_sfmr_all_reads_whole_file_with_owners():
 def test_sfmr_all_with_small_transfers_names_the_owner_of_each():
     run = spec("sfmr", ranks=3, transfer=BLOCK // 2)
     offsets, _, writers = transfers(
-        patterns.get("sfmr").plan(run, Phase.READ, RankInfo(0, 3)), Op.READ
+        patterns.get("sfmr").plan(run, Phase.READ, RankInfo(0, 3)).per_transfer(), Op.READ
     )
     assert offsets == [i * BLOCK // 2 for i in range(6)]
     assert writers == [0, 0, 1, 1, 2, 2]
@@ -113,7 +118,7 @@ def test_sfmr_all_with_small_transfers_names_the_owner_of_each():
 
 def test_sfmr_own_reads_only_the_rank_region():
     run = spec("sfmr", segments=2, read_scope="own")
-    plan = patterns.get("sfmr").plan(run, Phase.READ, RankInfo(1, 4))
+    plan = patterns.get("sfmr").plan(run, Phase.READ, RankInfo(1, 4)).per_transfer()
     assert transfers(plan, Op.READ) == ([BLOCK, 5 * BLOCK], [BLOCK] * 2, [1, 1])
 
 
@@ -123,7 +128,7 @@ def test_reading_patterns_are_prepared_by_their_writers():
     assert patterns.get("sfmr").phases == (Phase.READ,)
     assert patterns.get("mfmr").phases == (Phase.READ,)
     run = spec("mfmr", segments=2)
-    mfmr = patterns.get("mfmr").plan(run, Phase.READ, RankInfo(1, 4))
+    mfmr = patterns.get("mfmr").plan(run, Phase.READ, RankInfo(1, 4)).per_transfer()
     assert transfers(mfmr, Op.READ) == ([0, BLOCK], [BLOCK] * 2, [1, 1])
     assert mfmr.keys == (rank_key(1),)
 
@@ -148,16 +153,16 @@ def test_reorder_alone_reads_itself():
 def test_mfmw_reorder_reads_other_node_file():
     run = spec("mfmw", reorder=True)
     who = RankInfo(1, 4, node=0, local_rank=1, ranks_per_node=2, nodes=2)
-    plan = patterns.get("mfmw").plan(run, Phase.READ, who)
+    plan = patterns.get("mfmw").plan(run, Phase.READ, who).per_transfer()
     assert plan.keys == (rank_key(3),)
     assert transfers(plan, Op.READ) == ([0], [BLOCK], [3])
     # writing is unaffected by reorder
-    assert patterns.get("mfmw").plan(run, Phase.WRITE, who).keys == (rank_key(1),)
+    assert patterns.get("mfmw").plan(run, Phase.WRITE, who).per_transfer().keys == (rank_key(1),)
 
 
 def test_sfmw_reorder_reads_next_rank_region():
     run = spec(segments=2, reorder=True)
-    plan = patterns.get("sfmw").plan(run, Phase.READ, RankInfo(3, 4))
+    plan = patterns.get("sfmw").plan(run, Phase.READ, RankInfo(3, 4)).per_transfer()
     assert transfers(plan, Op.READ) == ([0, 4 * BLOCK], [BLOCK] * 2, [0, 0])
 
 
@@ -189,50 +194,94 @@ def test_sfsw_chunks_stay_inside_segments_and_tile_the_file():
         (384 * KiB, 64 * KiB),
         (448 * KiB, 32 * KiB),
     ]
-    covered = sorted(
-        int(o)
-        for r in range(3)
-        for off, length in chunks(run, r)
-        for o in chunk_offsets(run, off, length)
-    )
-    assert covered == list(range(0, run.file_bytes, run.transfer_bytes))
+    covered = []
+    for r in range(3):
+        for off, length in chunks(run, r):
+            runs = chunk_runs(run, off, length, r)
+            assert runs.writers.tolist() == [r]
+            first, count = int(runs.firsts[0]), int(runs.counts[0])
+            covered += range(first, first + count * run.transfer_bytes, run.transfer_bytes)
+    assert sorted(covered) == list(range(0, run.file_bytes, run.transfer_bytes))
 
 
 def test_sfsw_plan_is_the_collector_open_and_close():
-    plan = patterns.get("sfsw").plan(spec("sfsw", fsync=True), Phase.WRITE, RankInfo(0, 4))
+    plan = (
+        patterns.get("sfsw")
+        .plan(spec("sfsw", fsync=True), Phase.WRITE, RankInfo(0, 4))
+        .per_transfer()
+    )
     assert plan.ops.tolist() == [Op.OPEN_WRITE, Op.SYNC, Op.CLOSE]
     assert plan.keys == (SFSW_KEY,)
-    read = patterns.get("sfsw").plan(spec("sfsw"), Phase.READ, RankInfo(0, 4))
+    read = patterns.get("sfsw").plan(spec("sfsw"), Phase.READ, RankInfo(0, 4)).per_transfer()
     assert read.ops.tolist() == [Op.OPEN_READ, Op.CLOSE]
 
 
 @pytest.mark.parametrize("pattern", ["sfmw", "mfmw"])
 def test_fsync_adds_one_sync_before_close(pattern):
-    plain = patterns.get(pattern).plan(
-        spec(pattern, transfer=BLOCK // 2), Phase.WRITE, RankInfo(0, 4)
+    plain = (
+        patterns.get(pattern)
+        .plan(spec(pattern, transfer=BLOCK // 2), Phase.WRITE, RankInfo(0, 4))
+        .per_transfer()
     )
-    synced = patterns.get(pattern).plan(
-        spec(pattern, transfer=BLOCK // 2, fsync=True), Phase.WRITE, RankInfo(0, 4)
+    synced = (
+        patterns.get(pattern)
+        .plan(spec(pattern, transfer=BLOCK // 2, fsync=True), Phase.WRITE, RankInfo(0, 4))
+        .per_transfer()
     )
     assert Op.SYNC not in plain.ops.tolist()
     assert synced.ops.tolist() == [Op.OPEN_WRITE, Op.WRITE, Op.WRITE, Op.SYNC, Op.CLOSE]
 
 
 def test_fsync_does_not_touch_reads():
-    plan = patterns.get("sfmw").plan(spec(fsync=True), Phase.READ, RankInfo(0, 4))
+    plan = patterns.get("sfmw").plan(spec(fsync=True), Phase.READ, RankInfo(0, 4)).per_transfer()
     assert Op.SYNC not in plan.ops.tolist()
 
 
 def test_plan_columns_have_engine_dtypes():
     plan = patterns.get("sfmw").plan(spec(), Phase.WRITE, RankInfo(0, 4))
-    assert [
-        c.dtype for c in (plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers)
-    ] == [np.uint8, np.uint32, np.uint64, np.uint64, np.uint32]
+    dtypes = [np.uint8, np.uint32, np.uint64, np.uint64, np.uint64, np.uint64, np.uint32]
+    assert [c.dtype for c in plan.columns()[:-1]] == dtypes
+    assert [c.dtype for c in plan.per_transfer().columns()[:-1]] == dtypes
+
+
+GiB = 1 << 30
+
+
+def plan_bytes(plan):
+    return sum(c.nbytes for c in plan.columns()[:-1])
+
+
+@pytest.mark.parametrize(("pattern", "per_rank"), [("sfmw", 1), ("mfmw", 1), ("sfmr", 2)])
+def test_a_256_gib_rank_of_4_kib_transfers_is_planned_in_a_few_rows(pattern, per_rank):
+    """The plan describes runs, not transfers: these 64 Mi transfers took 3 GB of plan before.
+    (sfmr reads the whole file of both ranks.)"""
+    run = spec(pattern, ranks=2, block=256 * GiB, transfer=4 * KiB)
+    for phase in patterns.get(pattern).phases:
+        plan = patterns.get(pattern).plan(run, phase, RankInfo(1, 2))
+        assert len(plan) <= 4 and plan_bytes(plan) < 1024
+        assert plan.transfer_bytes_total == per_rank * 256 * GiB
+        assert plan.largest_batch == per_rank * 256 * GiB // (4 * KiB)
+
+
+def test_sfmr_rows_grow_with_segments_and_ranks_not_transfers():
+    run = spec("sfmr", ranks=3, segments=5, block=GiB, transfer=4 * KiB)
+    plan = patterns.get("sfmr").plan(run, Phase.READ, RankInfo(0, 3))
+    transfers = plan.ops == Op.READ
+    assert transfers.sum() == 15  # a run per block
+    assert plan.writers[transfers].tolist() == [0, 1, 2] * 5
+    assert plan.counts[transfers].tolist() == [GiB // (4 * KiB)] * 15
+
+
+def test_random_order_is_the_engines_and_stores_no_permutation():
+    run = spec("mfmw", ranks=2, block=256 * GiB, transfer=4 * KiB, random_offsets=True)
+    write = patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(1, 2))
+    assert write.shuffle == (run.seed, 1, 0) and len(write) == 3
+    assert patterns.get("mfmw").plan(run, Phase.READ, RankInfo(1, 2)).shuffle == (run.seed, 1, 1)
 
 
 def test_large_offsets_do_not_overflow():
     run = dataclasses.replace(spec(ranks=4096, block=1 << 30, transfer=1 << 30), segments=1)
-    plan = patterns.get("sfmw").plan(run, Phase.WRITE, RankInfo(4095, 4096))
+    plan = patterns.get("sfmw").plan(run, Phase.WRITE, RankInfo(4095, 4096)).per_transfer()
     assert plan.offsets[1] == 4095 * (1 << 30)
 
 

@@ -21,7 +21,7 @@ def profile_spec(name, ranks=2, size=64 * KiB * 2, target=POSIX, **more):
 
 
 def transfer_offsets(run, phase, rank=0):
-    plan = patterns.get(run.pattern).plan(run, phase, RankInfo(rank, run.ranks))
+    plan = patterns.get(run.pattern).plan(run, phase, RankInfo(rank, run.ranks)).per_transfer()
     moving = plan.ops == (Op.WRITE if phase is Phase.WRITE else Op.READ)
     return plan.offsets[moving], plan
 

@@ -15,7 +15,7 @@ from hpcio.runner.aggregate import Contribution
 from hpcio.runner.world import Comm, Request
 from hpcio.spec.model import RunSpec
 from hpcio.workloads._base import Op, Phase, Plan, PlanBuilder, RankInfo
-from hpcio.workloads.patterns.sfsw import COLLECTOR, SFSW_KEY, chunk_offsets, chunks
+from hpcio.workloads.patterns.sfsw import COLLECTOR, SFSW_KEY, chunk_runs, chunks
 
 _TAG = 7301
 
@@ -36,18 +36,18 @@ def collect(
     return _contributor(world, run, phase, who, t0_ns)
 
 
+def chunk_transfers(run: RunSpec) -> int:
+    """The most transfers in one chunk the collector writes or reads."""
+    return max(length for _, length in chunks(run, COLLECTOR)) // run.transfer_bytes
+
+
 def _chunk_plan(run: RunSpec, op: Op, offset: int, length: int, writer: int) -> Plan:
-    return (
-        PlanBuilder()
-        .transfers(op, SFSW_KEY, chunk_offsets(run, offset, length), run.transfer_bytes, writer)
-        .build()
-    )
+    runs = chunk_runs(run, offset, length, writer)
+    return PlanBuilder().runs(op, SFSW_KEY, runs, run.transfer_bytes).build()
 
 
 def _feed(executor: _engine.Executor, plan: Plan, **data: np.ndarray) -> None:
-    executor.run(
-        plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys), **data
-    )
+    executor.run(*plan.columns(), shuffle=plan.shuffle, **data)
 
 
 def _collector(

@@ -7,12 +7,21 @@ from hpcio.runner import choreography
 from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import Phase, RankInfo, Sharing, Workload
+from hpcio.workloads._base import Phase, Plan, RankInfo, Sharing, Workload
 
 
 def shared_upload(run: RunSpec, workload: Workload, phase: Phase) -> bool:
     """N-1 writes to an object store: parts of one upload that rank 0 creates and completes."""
     return phase is Phase.WRITE and workload.sharing is Sharing.RANGE and run.target.is_object_store
+
+
+def lanes(run: RunSpec, plan: Plan | None, collect: bool) -> int:
+    """In-flight lanes, each with a transfer's buffer, for this rank's phase: never more than
+    the transfers it has at once, so a typo in --in-flight cannot take the node's memory."""
+    if plan is None:
+        return 1  # a contributor to collect-and-write: its data goes by message
+    most = choreography.chunk_transfers(run) if collect else plan.largest_batch
+    return max(1, min(run.in_flight, most))
 
 
 def run_phase(
@@ -34,7 +43,7 @@ def run_phase(
     executor = _engine.Executor(
         target,
         seed=run.seed,
-        in_flight=run.in_flight,
+        in_flight=lanes(run, plan, collect),
         verify=run.verify,
         buffer_bytes=run.transfer_bytes if plan is not None else 0,
     )
@@ -49,8 +58,5 @@ def run_phase(
         return RankFigures.from_engine(who, executor.figures())
     # fio's time_based: the engine's lanes go round their transfers until the deadline.
     until_ns = None if run.duration_s is None else t0_ns + int(run.duration_s * 1e9)
-    executor.run(
-        plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys),
-        until_ns=until_ns,
-    )  # fmt: skip
+    executor.run(*plan.columns(), shuffle=plan.shuffle, until_ns=until_ns)
     return RankFigures.from_engine(who, executor.figures())

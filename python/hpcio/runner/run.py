@@ -37,7 +37,8 @@ def open_target(run: RunSpec) -> _engine.Target:
         return _engine.Target(
             run.target.url,
             direct=run.direct,
-            in_flight=run.in_flight,
+            # An object store's I/O threads: no more than the run has transfers.
+            in_flight=min(run.in_flight, max(1, run.file_bytes // run.transfer_bytes)),
             options=dict(run.target.options),
         )
     except ValueError as e:

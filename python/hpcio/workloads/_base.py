@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 
+from hpcio import _engine
 from hpcio.spec.model import RunSpec
 
 
@@ -56,38 +58,109 @@ class RankInfo:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """One rank's operations, one row each: op, file, offset, length and whose data it is."""
+    """One rank's operations: opens, fsyncs and closes, and runs of transfers, one row each.
+
+    A run is `counts` transfers of `lengths` bytes at `offsets`, `offsets + strides`, ...,
+    holding `writers`' data; a control row has a count of 1. So a plan has rows per file,
+    segment and writer, never per transfer. The engine makes the runs between two control
+    rows as one batch: a file's runs one after the other, the files taking turns (fio's
+    file_service_type=roundrobin), in order or, with `shuffle`, in a seeded random order
+    that it computes (every transfer once; the same order for the same (seed, rank, phase)).
+    """
 
     ops: np.ndarray  # uint8, Op codes
     key_index: np.ndarray  # uint32, index into keys
-    offsets: np.ndarray  # uint64, bytes
-    lengths: np.ndarray  # uint64, bytes
+    offsets: np.ndarray  # uint64, bytes: the first transfer's
+    lengths: np.ndarray  # uint64, bytes per transfer
+    counts: np.ndarray  # uint64, transfers in the run
+    strides: np.ndarray  # uint64, bytes from one transfer's offset to the next one's
     writers: np.ndarray  # uint32, rank whose payload the range holds
     keys: tuple[str, ...]
+    #: (seed, rank, phase) of the random order of the transfers; None: in order.
+    shuffle: tuple[int, int, int] | None = None
 
     def __len__(self) -> int:
         return len(self.ops)
 
     def rows(self, start: int, stop: int | None = None) -> Plan:
-        """Rows [start, stop) as a plan of their own (same keys)."""
+        """Rows [start, stop) as a plan of their own (same keys and order)."""
         cut = slice(start, stop)
-        return Plan(
-            self.ops[cut],
-            self.key_index[cut],
-            self.offsets[cut],
-            self.lengths[cut],
-            self.writers[cut],
-            self.keys,
+        return dataclasses.replace(
+            self,
+            ops=self.ops[cut],
+            key_index=self.key_index[cut],
+            offsets=self.offsets[cut],
+            lengths=self.lengths[cut],
+            counts=self.counts[cut],
+            strides=self.strides[cut],
+            writers=self.writers[cut],
+        )
+
+    def columns(self) -> tuple:
+        """The engine's positional arguments (Executor.run, plan_operations)."""
+        return (
+            self.ops,
+            self.key_index,
+            self.offsets,
+            self.lengths,
+            self.counts,
+            self.strides,
+            self.writers,
+            list(self.keys),
         )
 
     @property
+    def _moving(self) -> np.ndarray:
+        return (self.ops == Op.WRITE) | (self.ops == Op.READ)
+
+    @property
     def transfer_bytes_total(self) -> int:
-        moving = (self.ops == Op.WRITE) | (self.ops == Op.READ)
-        return int(self.lengths[moving].sum())
+        moving = self._moving
+        return int((self.lengths[moving] * self.counts[moving]).sum())
+
+    @property
+    def largest_batch(self) -> int:
+        """The most transfers between two control rows: more lanes than this would idle."""
+        moving = self._moving
+        batch = np.cumsum(~moving)[moving]
+        if not len(batch):
+            return 0
+        sums = np.zeros(int(batch[-1]) + 1, np.uint64)
+        np.add.at(sums, batch, self.counts[moving])
+        return int(sums.max())
+
+    def per_transfer(self) -> Plan:
+        """The same plan with one row per operation, in the order the engine makes them (before
+        lanes share them out): for tests and small plans, as it is as long as the transfers."""
+        ops, key_index, offsets, lengths, writers = _engine.plan_operations(
+            *self.columns(), shuffle=self.shuffle
+        )
+        ones = np.ones(len(ops), np.uint64)
+        return Plan(ops, key_index, offsets, lengths, ones, lengths.copy(), writers, self.keys)
+
+
+@dataclass(frozen=True, slots=True)
+class Runs:
+    """Runs of whole transfers in one file: run i is `counts[i]` transfers, one after the
+    other from `firsts[i]`, holding `writers[i]`'s data."""
+
+    firsts: np.ndarray  # uint64, bytes
+    counts: np.ndarray  # uint64
+    writers: np.ndarray  # uint32
+
+    @staticmethod
+    def of(firsts, counts, writers) -> Runs:
+        firsts = np.atleast_1d(np.asarray(firsts, np.uint64))
+        n = len(firsts)
+        return Runs(
+            firsts,
+            np.broadcast_to(np.asarray(counts, np.uint64), (n,)).copy(),
+            np.broadcast_to(np.asarray(writers, np.uint32), (n,)).copy(),
+        )
 
 
 class PlanBuilder:
-    """Appends blocks of rows; numpy builds each block, so no Python loop per transfer."""
+    """Appends blocks of rows; numpy builds each block, so no Python loop per row."""
 
     def __init__(self) -> None:
         self._keys: list[str] = []
@@ -98,169 +171,94 @@ class PlanBuilder:
             self._keys.append(key)
         return self._keys.index(key)
 
-    def transfers_among(
-        self,
-        op: Op,
-        keys: Sequence[str],
-        files: np.ndarray,
-        offsets: np.ndarray,
-        length: int,
-        writers: int | np.ndarray,
-    ) -> PlanBuilder:
-        """Transfers row by row among `keys`: row i at `offsets[i]` of `keys[files[i]]`."""
-        index = np.array([self._key(k) for k in keys], np.uint32)
-        n = len(offsets)
-        self._columns.append(
-            (
-                np.full(n, int(op), np.uint8),
-                index[files.astype(np.intp, copy=False)],
-                offsets.astype(np.uint64, copy=False),
-                np.full(n, length, np.uint64),
-                np.broadcast_to(np.asarray(writers, np.uint32), (n,)).copy(),
-            )
-        )
-        return self
-
     def control(self, op: Op, key: str) -> PlanBuilder:
-        return self.transfers(op, key, np.zeros(1, np.uint64), 0, writers=0)
+        return self.runs(op, key, Runs.of(0, 1, 0), length=0)
 
-    def transfers(
-        self, op: Op, key: str, offsets: np.ndarray, length: int, writers: int | np.ndarray
-    ) -> PlanBuilder:
-        n = len(offsets)
-        self._columns.append(
-            (
-                np.full(n, int(op), np.uint8),
-                np.full(n, self._key(key), np.uint32),
-                offsets.astype(np.uint64, copy=False),
-                np.full(n, length, np.uint64),
-                np.broadcast_to(np.asarray(writers, np.uint32), (n,)).copy(),
-            )
-        )
+    def runs(self, op: Op, key: str, runs: Runs, length: int) -> PlanBuilder:
+        """Runs of `length`-byte transfers, each `length` after the one before, in `key`."""
+        self._columns.append(_rows(op, self._key(key), runs, length))
         return self
 
-    def build(self) -> Plan:
-        if not self._columns:
-            empty = np.zeros(0, np.uint8)
-            return Plan(
-                empty,
-                empty.astype(np.uint32),
-                empty.astype(np.uint64),
-                empty.astype(np.uint64),
-                empty.astype(np.uint32),
-                (),
-            )
-        columns = [np.concatenate(parts) for parts in zip(*self._columns, strict=True)]
-        return Plan(*columns, keys=tuple(self._keys))
+    def build(self, shuffle: tuple[int, int, int] | None = None) -> Plan:
+        blocks = self._columns or [_rows(Op.CLOSE, 0, Runs.of(np.zeros(0, np.uint64), 1, 0), 0)]
+        columns = [np.concatenate(parts) for parts in zip(*blocks, strict=True)]
+        return Plan(*columns, keys=tuple(self._keys), shuffle=shuffle)
 
 
-def own_offsets(run: RunSpec, rank: int, *, shared: bool) -> np.ndarray:
-    """Offsets of `rank`'s transfers: transfer j of segment i sits at
-    j*transfer + i*size*block + rank*block in a shared file, j*transfer + i*block in its own."""
+def _rows(op: Op, key_index: int, runs: Runs, length: int) -> tuple[np.ndarray, ...]:
+    n = len(runs.firsts)
+    return (
+        np.full(n, int(op), np.uint8),
+        np.full(n, key_index, np.uint32),
+        runs.firsts,
+        np.full(n, length, np.uint64),
+        runs.counts,
+        np.full(n, length, np.uint64),
+        runs.writers,
+    )
+
+
+def own_runs(run: RunSpec, rank: int, *, shared: bool) -> Runs:
+    """`rank`'s data: segment i of it sits at i*size*block + rank*block in a shared file, at
+    i*block in its own (where the segments make one run)."""
     per_block = run.block_bytes // run.transfer_bytes
-    j = np.arange(per_block, dtype=np.uint64) * np.uint64(run.transfer_bytes)
+    if not shared:
+        return Runs.of(0, per_block * run.segments, rank)
     i = np.arange(run.segments, dtype=np.uint64)
-    if shared:
-        starts = i * np.uint64(run.ranks * run.block_bytes) + np.uint64(rank * run.block_bytes)
-    else:
-        starts = i * np.uint64(run.block_bytes)
-    return (starts[:, None] + j[None, :]).ravel()
+    starts = i * np.uint64(run.ranks * run.block_bytes) + np.uint64(rank * run.block_bytes)
+    return Runs.of(starts, per_block, rank)
 
 
-@dataclass(frozen=True, slots=True)
-class Visits:
-    """A rank's transfers over its files in the order it makes them: row i is at
-    `offsets[i]` of file `files[i]` (an index into the rank's keys)."""
+def every_block(run: RunSpec) -> Runs:
+    """A whole shared file, a run per block so each names the rank that wrote it."""
+    blocks = np.arange(run.segments * run.ranks, dtype=np.uint64)
+    writers = (blocks % np.uint64(run.ranks)).astype(np.uint32)
+    return Runs.of(
+        blocks * np.uint64(run.block_bytes), run.block_bytes // run.transfer_bytes, writers
+    )
 
-    files: np.ndarray  # uint32
-    offsets: np.ndarray  # uint64
 
-
-def visit_order(
-    run: RunSpec, file_count: int, offsets: np.ndarray, rank: int, phase: Phase
-) -> Visits:
-    """Every one of `offsets` in each of `file_count` files, taken round robin over the files
-    (fio's file_service_type=roundrobin), so transfers in flight fall in different files and
-    no two lanes wait on one file's lock.
-
-    In order, offset after offset. With random_offsets, each file's offsets in a permutation
-    of their own and the files in a permuted order, seeded by (seed, rank, phase): every
-    transfer is made exactly once, reruns repeat the order, and a rank with one transfer per
-    file (an object store's objects) visits its files in random order.
-    """
-    offsets = offsets.astype(np.uint64, copy=False)
-    steps = len(offsets)
+def order(run: RunSpec, rank: int, phase: Phase) -> tuple[int, int, int] | None:
+    """The seed of `rank`'s random order in `phase`, or None for ascending order."""
     if not run.random_offsets:
-        return Visits(
-            np.tile(np.arange(file_count, dtype=np.uint32), steps),
-            np.repeat(offsets, file_count),
-        )
-    phase_number = list(Phase).index(phase)
-    rng = np.random.default_rng([run.seed, rank, phase_number])
-    file_order = rng.permutation(file_count).astype(np.uint32)
-    # One permutation of the offsets per file, all drawn at once: (files, steps).
-    per_file = offsets[np.argsort(rng.random((file_count, steps)), axis=1)]
-    return Visits(np.tile(file_order, steps), per_file[file_order].T.ravel())
-
-
-def owner_of(run: RunSpec, offsets: np.ndarray) -> np.ndarray:
-    """The rank that wrote each offset of a shared file."""
-    return ((offsets // np.uint64(run.block_bytes)) % np.uint64(run.ranks)).astype(np.uint32)
+        return None
+    return (run.seed % (1 << 64), rank, list(Phase).index(phase))
 
 
 def write_plan(
-    run: RunSpec, keys: str | Sequence[str], visits: Visits | np.ndarray, writer: int
+    run: RunSpec, keys: str | Sequence[str], runs: Runs, shuffle: tuple[int, int, int] | None = None
 ) -> Plan:
-    """Open every key, make the writes of `visits` (or write the same offsets in each key, one
-    after the other; either way in-flight transfers span files), fsync each with --fsync,
-    close each."""
-    return _file_plan(Op.WRITE, run, keys, visits, writer)
+    """Open every key, write `runs` in each (the keys taking turns, so in-flight transfers
+    span files), fsync each with --fsync, close each."""
+    return _file_plan(Op.WRITE, run, keys, runs, shuffle)
 
 
 def read_plan(
-    run: RunSpec,
-    keys: str | Sequence[str],
-    visits: Visits | np.ndarray,
-    writers: int | np.ndarray,
+    run: RunSpec, keys: str | Sequence[str], runs: Runs, shuffle: tuple[int, int, int] | None = None
 ) -> Plan:
-    """Open every key, make the reads of `visits` (or read the same offsets in each key),
-    close each."""
-    return _file_plan(Op.READ, run, keys, visits, writers)
+    """Open every key, read `runs` in each (the keys taking turns), close each."""
+    return _file_plan(Op.READ, run, keys, runs, shuffle)
 
 
 def _file_plan(
     op: Op,
     run: RunSpec,
     keys: str | Sequence[str],
-    visits: Visits | np.ndarray,
-    writers: int | np.ndarray,
+    runs: Runs,
+    shuffle: tuple[int, int, int] | None,
 ) -> Plan:
     keys = [keys] if isinstance(keys, str) else list(keys)
     writing = op is Op.WRITE
     builder = PlanBuilder()
     for key in keys:
         builder.control(Op.OPEN_WRITE if writing else Op.OPEN_READ, key)
-    _transfers(builder, op, run, keys, visits, writers)
+    for key in keys:
+        builder.runs(op, key, runs, run.transfer_bytes)
     for key in keys if writing and run.fsync else ():
         builder.control(Op.SYNC, key)
     for key in keys:
         builder.control(Op.CLOSE, key)
-    return builder.build()
-
-
-def _transfers(
-    builder: PlanBuilder,
-    op: Op,
-    run: RunSpec,
-    keys: list[str],
-    visits: Visits | np.ndarray,
-    writers: int | np.ndarray,
-) -> None:
-    if isinstance(visits, Visits):
-        builder.transfers_among(op, keys, visits.files, visits.offsets, run.transfer_bytes, writers)
-        return
-    for key in keys:
-        builder.transfers(op, key, visits, run.transfer_bytes, writers)
+    return builder.build(shuffle)
 
 
 class Workload(Protocol):

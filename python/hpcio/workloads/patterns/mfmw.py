@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import numpy as np
-
 from hpcio.spec.model import RunSpec
 from hpcio.workloads._base import (
     Phase,
     Plan,
     RankInfo,
+    Runs,
     Sharing,
-    own_offsets,
+    order,
+    own_runs,
     read_plan,
-    visit_order,
     write_plan,
 )
 
@@ -30,12 +29,11 @@ def rank_keys(run: RunSpec, rank: int) -> list[str]:
     return [f"hpcio-rank{rank:06d}-file{f:06d}.dat" for f in range(run.files_per_rank)]
 
 
-def file_offsets(run: RunSpec, rank: int) -> np.ndarray:
-    """Offsets of the transfers in each of `rank`'s files."""
+def file_runs(run: RunSpec, rank: int) -> Runs:
+    """The transfers in each of `rank`'s files."""
     if run.files_per_rank == 1:
-        return own_offsets(run, rank, shared=False)
-    count = run.file_size_bytes // run.transfer_bytes
-    return np.arange(count, dtype=np.uint64) * np.uint64(run.transfer_bytes)
+        return own_runs(run, rank, shared=False)
+    return Runs.of(0, run.file_size_bytes // run.transfer_bytes, rank)
 
 
 class MfmwPattern:
@@ -45,14 +43,14 @@ class MfmwPattern:
     prepared_by: ClassVar[str | None] = None
 
     def plan(self, run: RunSpec, phase: Phase, who: RankInfo) -> Plan:
+        # Several files take turns, as fio's file_service_type=roundrobin; random order
+        # (fio's randrw) is computed by the engine from (seed, rank, phase).
+        shuffle = order(run, who.rank, phase)
         if phase is Phase.WRITE:
             keys = rank_keys(run, who.rank)
-            visits = visit_order(run, len(keys), file_offsets(run, who.rank), who.rank, phase)
-            return write_plan(run, keys, visits, who.rank)
+            return write_plan(run, keys, file_runs(run, who.rank), shuffle)
         source = who.read_source(run.reorder)
-        keys = rank_keys(run, source)
-        visits = visit_order(run, len(keys), file_offsets(run, source), who.rank, phase)
-        return read_plan(run, keys, visits, source)
+        return read_plan(run, rank_keys(run, source), file_runs(run, source), shuffle)
 
     def keys(self, run: RunSpec) -> list[str]:
         return [key for r in range(run.ranks) for key in rank_keys(run, r)]

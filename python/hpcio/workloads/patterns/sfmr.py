@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import numpy as np
-
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import Phase, Plan, RankInfo, Sharing, owner_of, read_plan
+from hpcio.workloads._base import Phase, Plan, RankInfo, Sharing, every_block, read_plan
 from hpcio.workloads.patterns.sfmw import SHARED_KEY, SfmwPattern
 
 
@@ -22,9 +20,7 @@ class SfmrPattern:
             return SfmwPattern().plan(run, phase, who)
         if run.read_scope == "own":
             return SfmwPattern().plan(run, Phase.READ, who)
-        count = run.file_bytes // run.transfer_bytes
-        offsets = np.arange(count, dtype=np.uint64) * np.uint64(run.transfer_bytes)
-        return read_plan(run, SHARED_KEY, offsets, owner_of(run, offsets))
+        return read_plan(run, SHARED_KEY, every_block(run))
 
     def keys(self, run: RunSpec) -> list[str]:
         return [SHARED_KEY]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import Phase, Plan, RankInfo, Sharing, own_offsets, read_plan, write_plan
+from hpcio.workloads._base import Phase, Plan, RankInfo, Sharing, own_runs, read_plan, write_plan
 
 SHARED_KEY = "hpcio-shared.dat"
 
@@ -18,9 +18,9 @@ class SfmwPattern:
 
     def plan(self, run: RunSpec, phase: Phase, who: RankInfo) -> Plan:
         if phase is Phase.WRITE:
-            return write_plan(run, SHARED_KEY, own_offsets(run, who.rank, shared=True), who.rank)
+            return write_plan(run, SHARED_KEY, own_runs(run, who.rank, shared=True))
         source = who.read_source(run.reorder)
-        return read_plan(run, SHARED_KEY, own_offsets(run, source, shared=True), source)
+        return read_plan(run, SHARED_KEY, own_runs(run, source, shared=True))
 
     def keys(self, run: RunSpec) -> list[str]:
         return [SHARED_KEY]

@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import Phase, Plan, RankInfo, Sharing, read_plan, write_plan
+from hpcio.workloads._base import Phase, Plan, RankInfo, Runs, Sharing, read_plan, write_plan
 
 SFSW_KEY = "hpcio-single.dat"
 COLLECTOR = 0
@@ -28,10 +28,9 @@ def chunks(run: RunSpec, rank: int) -> list[tuple[int, int]]:
     return pieces
 
 
-def chunk_offsets(run: RunSpec, offset: int, length: int) -> np.ndarray:
-    """Transfer offsets covering one chunk."""
-    count = length // run.transfer_bytes
-    return np.uint64(offset) + np.arange(count, dtype=np.uint64) * np.uint64(run.transfer_bytes)
+def chunk_runs(run: RunSpec, offset: int, length: int, writer: int) -> Runs:
+    """The transfers of one chunk, `writer`'s data."""
+    return Runs.of(offset, length // run.transfer_bytes, writer)
 
 
 class SfswPattern:
@@ -42,10 +41,10 @@ class SfswPattern:
 
     def plan(self, run: RunSpec, phase: Phase, who: RankInfo) -> Plan:
         """The collector's open and close (with fsync); chunks are fed between them."""
-        empty = np.zeros(0, np.uint64)
+        none = Runs.of(np.zeros(0, np.uint64), 0, COLLECTOR)
         if phase is Phase.WRITE:
-            return write_plan(run, SFSW_KEY, empty, COLLECTOR)
-        return read_plan(run, SFSW_KEY, empty, COLLECTOR)
+            return write_plan(run, SFSW_KEY, none)
+        return read_plan(run, SFSW_KEY, none)
 
     def keys(self, run: RunSpec) -> list[str]:
         return [SFSW_KEY]
