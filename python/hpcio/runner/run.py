@@ -37,12 +37,17 @@ def open_target(run: RunSpec) -> _engine.Target:
         return _engine.Target(
             run.target.url,
             direct=run.direct,
-            # An object store's I/O threads: no more than the run has transfers.
-            in_flight=min(run.in_flight, max(1, run.file_bytes // run.transfer_bytes)),
+            in_flight=requests_in_flight(run),
             options=dict(run.target.options),
         )
     except ValueError as e:
         raise TargetError(f"target {run.target.url}: {e}") from None
+
+
+def requests_in_flight(run: RunSpec) -> int:
+    """Requests a rank can have in flight: an object store's I/O threads and warmed
+    connections are sized by it, never by more than the run has transfers."""
+    return min(run.in_flight, max(1, run.file_bytes // run.transfer_bytes))
 
 
 _REASONS = {
@@ -115,7 +120,7 @@ def execute(
     target = open_target(run)
     # Set up once, before the first barrier, what the first phase would otherwise pay for
     # and the later ones not (IOR allocates before it times): pooled store connections.
-    target.warm(run.in_flight)
+    target.warm(requests_in_flight(run))
     figures: list[PhaseFigures] = []
     phases = [Phase(p) for p in run.phases] if run.phases else list(workload.phases)
     ceiling = None if run.target.is_object_store else device.ceiling(run.target.path)
