@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -38,19 +39,53 @@ def add_store_option_argument(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="object store setting (object_store's keys, e.g. endpoint, region, allow_http; "
-        "max_retries, retry_timeout_s); repeatable. Never printed or recorded",
+        "max_retries, retry_timeout_s); repeatable. Never printed or recorded, and passed to "
+        "the ranks in their environment, not their command line; but your own command line is "
+        "visible to every user of the node (ps): give secrets in the environment (AWS_*, "
+        "AZURE_STORAGE_*, GOOGLE_*) instead",
     )
 
 
+#: How the self-launch hands --store-option pairs to its ranks: in their environment (readable
+#: by the user alone, /proc/PID/environ), not in their argv (readable by all, ps).
+STORE_OPTIONS_VARIABLE = "HPCIO_STORE_OPTIONS"
+
+
 def store_options(pairs: Sequence[str]) -> dict[str, str]:
-    """--store-option key=value pairs as a dict; later ones win."""
+    """--store-option key=value pairs (after those the launching hpcio passed in the
+    environment) as a dict; later ones win.
+
+    Raises:
+        SpecError: a pair without `=`, named by its position: its text may be a secret.
+    """
     options = {}
-    for pair in pairs:
+    for number, pair in enumerate(pairs, start=1):
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise SpecError(f"--store-option takes KEY=VALUE, got '{pair.split('=')[0]}...'")
+            raise SpecError(
+                f"--store-option number {number} is not KEY=VALUE (it has no '='; its text is "
+                "not shown, as it may hold a secret)"
+            )
         options[key.strip()] = value
-    return options
+    # The launching hpcio checked these pairs before it passed them on.
+    inherited = json.loads(os.environ.get(STORE_OPTIONS_VARIABLE, "[]"))
+    return {**dict(p.split("=", 1) for p in inherited), **options}
+
+
+def argv_without_store_options(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """`argv` less its --store-option pairs, and the pairs: what the ranks get on their command
+    line and what they get in their environment."""
+    kept: list[str] = []
+    pairs: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word == "--store-option":
+            pairs.append(next(words, ""))
+        elif word.startswith("--store-option="):
+            pairs.append(word.removeprefix("--store-option="))
+        else:
+            kept.append(word)
+    return kept, pairs
 
 
 def add_drop_caches_argument(p: argparse.ArgumentParser) -> None:
@@ -229,7 +264,9 @@ def launch_or_join(
         if args.output:
             results_io.recover_partial(args.output)
         probe_target(specs[0])
-        code = world_mod.relaunch(ranks, argv)
+        rank_argv, pairs = argv_without_store_options(argv)
+        os.environ[STORE_OPTIONS_VARIABLE] = json.dumps(pairs)  # the ranks inherit it
+        code = world_mod.relaunch(ranks, rank_argv)
         if (code > 128 or code < 0) and code != 130:
             # A rank died from a signal and could not say so itself.
             signal_number = code - 128 if code > 128 else -code

@@ -96,21 +96,25 @@ def read_records(path: str | os.PathLike[str]) -> Iterator[dict]:
 
 def _numbered_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict]]:
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise ResultsError(f"cannot read results {path}: {e.strerror}") from None
     except UnicodeDecodeError:
         raise ResultsError(f"{path}: not a text file of hpcio results") from None
+    lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as e:
-            # A sweep killed mid-write leaves at most a partial last line: skip only that.
-            if number == len(lines):
+            # A sweep killed mid-write leaves at most a partial last line: the start of a
+            # document, with no newline after it. Skip only that.
+            if number == len(lines) and line.startswith("{") and not text.endswith("\n"):
                 continue
-            raise ResultsError(f"{path}:{number}: not JSON ({e.msg})") from None
+            raise ResultsError(
+                f"{path}:{number}: not an hpcio result document (not JSON: {e.msg})"
+            ) from None
         if not isinstance(record, dict) or record.get("kind") != KIND:
             raise ResultsError(f"{path}:{number}: not an hpcio result document")
         if record.get("schema_version") != SCHEMA_VERSION:

@@ -19,6 +19,10 @@ from hpcio.workloads._base import (
 )
 
 
+#: rank_key and rank_keys' names, as a regular expression.
+RANK_KEY_PATTERN = r"hpcio-rank[0-9]{6,}(-file[0-9]{6,})?\.dat"
+
+
 def rank_key(rank: int) -> str:
     return f"hpcio-rank{rank:06d}.dat"
 
