@@ -18,7 +18,6 @@ from hpcio.workloads._base import (
     write_plan,
 )
 
-
 #: rank_key and rank_keys' names, as a regular expression.
 RANK_KEY_PATTERN = r"hpcio-rank[0-9]{6,}(-file[0-9]{6,})?\.dat"
 
