@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -217,8 +218,13 @@ def _specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
 
 def check_output(path: str | None) -> None:
     """Fail before anything runs if the results file -o cannot be appended to."""
-    if path is None:
+    if path is None or path == results_io.STDOUT:
         return
+    if os.path.exists(path) and not os.path.isdir(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        raise SpecError(
+            f"-o {path}: not a regular file (results are appended to a file and a sweep resumes "
+            "from it); use -o - to write them to stdout"
+        )
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise SpecError(f"-o {path}: directory {directory} does not exist")
@@ -314,16 +320,24 @@ def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int
     from hpcio.runner.world import topology
     from hpcio.spec.sweep import pending
 
-    todo = specs
-    if args.output and world.rank == 0:
-        results_io.recover_partial(args.output)  # a run launched by hand that did not end
-    if args.command == "sweep" and world.rank == 0:
-        todo = pending(specs, results_io.done_runs(args.output))
-        print(
-            f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
-            f"{args.output}, {len(todo)} to run"
-        )
-    todo = world.bcast(todo)
-    console = Console(topology(world), quiet=args.quiet)
-    run_all(world, todo, args.output, console.progress, console.announce, console.finished)
+    with commentary_to_stderr(args.output):
+        todo = specs
+        if args.output and world.rank == 0:
+            results_io.recover_partial(args.output)  # a run launched by hand that did not end
+        if args.command == "sweep" and world.rank == 0:
+            todo = pending(specs, results_io.done_runs(args.output))
+            print(
+                f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
+                f"{args.output}, {len(todo)} to run"
+            )
+        todo = world.bcast(todo)
+        console = Console(topology(world), quiet=args.quiet)
+        run_all(world, todo, args.output, console.progress, console.announce, console.finished)
     return 0
+
+
+def commentary_to_stderr(output: str | None) -> contextlib.AbstractContextManager[object]:
+    """With -o -, stdout carries the result documents alone: what hpcio says goes to stderr."""
+    if output == results_io.STDOUT:
+        return contextlib.redirect_stdout(sys.stderr)
+    return contextlib.nullcontext()

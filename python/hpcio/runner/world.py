@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -195,9 +196,14 @@ def _is_open_mpi(mpiexec: str) -> bool:
 def relaunch(ranks: int, argv: Sequence[str]) -> int:
     """Run hpcio again under mpiexec with `ranks` ranks; its exit code."""
     env = dict(os.environ, HPCIO_LAUNCHED="1")
-    job = subprocess.Popen(launch_command(ranks, argv), env=env)
+    job = subprocess.Popen(launch_command(ranks, argv), env=env, stdout=subprocess.PIPE)
+    assert job.stdout is not None
+    forwarder = threading.Thread(target=_forward, args=(job.stdout.fileno(),), daemon=True)
+    forwarder.start()
     try:
-        return job.wait()
+        code = job.wait()
+        forwarder.join(timeout=30)  # what the ranks printed last
+        return code
     except KeyboardInterrupt:
         # Ctrl-C reached the whole process group; if it came to us alone, pass it on. Then
         # wait for the ranks to stop, so the caller can clean up after them.
@@ -208,6 +214,22 @@ def relaunch(ranks: int, argv: Sequence[str]) -> int:
             job.kill()
             job.wait()
         return 130
+
+
+def _forward(job_stdout: int) -> None:
+    """Copy the job's stdout to ours. When our reader goes away (`hpcio sweep ... | head`),
+    go on draining it into nothing: mpiexec itself aborts the job, with a backtrace, on a
+    write to a closed pipe, and the run and its result documents matter more than the
+    commentary."""
+    ours = sys.stdout.fileno()
+    while chunk := os.read(job_stdout, 1 << 16):
+        try:
+            while chunk:
+                chunk = chunk[os.write(ours, chunk) :]
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, ours)
+            os.close(devnull)
 
 
 @contextlib.contextmanager
