@@ -3,7 +3,6 @@ and 5): each case as a user meets it, through the real CLI. No MPI, no server: a
 endpoint that is asked anything here is a closed port, so a request made would show."""
 
 import pytest
-from hpcio.cli import error_line as format_error_line
 
 #: No store listens here: a command that reached the network would say it could not connect.
 CLOSED_ENDPOINT = {
@@ -155,5 +154,7 @@ def test_clean_deletes_only_the_names_hpcio_makes(hpcio, target_dir):
 
 
 def test_error_lines_stay_one_line():
+    from hpcio.cli import error_line as format_error_line
+
     message = "the store said:\nline one\r\n\tline two  "
     assert format_error_line(message) == "hpcio: error: the store said: line one line two"
