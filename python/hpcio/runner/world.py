@@ -250,7 +250,8 @@ def abort_on_error(world: Comm) -> Iterator[None]:
         raise
     except BaseException as exc:
         if world.size > 1:
-            print(f"hpcio: error: rank {world.rank}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            said = " ".join(str(exc).split())  # one line, as every hpcio: error: line
+            print(f"hpcio: error: rank {world.rank}: {type(exc).__name__}: {said}", file=sys.stderr)
             sys.stderr.flush()
             world.abort(1)
         raise
