@@ -338,7 +338,7 @@ fn classify(e: &object_store::Error) -> (io::ErrorKind, String) {
     let (kind, reason) = if has("error trying to connect") || has("Connection refused") || has("dns error") || has("tcp connect") {
         (io::ErrorKind::ConnectionRefused, "cannot connect to the endpoint".to_string())
     } else if has("NoSuchBucket") || has("ContainerNotFound") || has("bucket does not exist") {
-        (io::ErrorKind::NotFound, format!("the bucket or container does not exist{said}"))
+        (io::ErrorKind::NotFound, "the bucket or container does not exist".to_string())
     } else if has("InvalidAccessKeyId") || has("SignatureDoesNotMatch") || has("AuthenticationFailed") || has("AuthorizationFailure") || has("XAdminUserNotFound") || status == "401" {
         // versitygw answers an unknown access key with 404 XAdminUserNotFound.
         (io::ErrorKind::PermissionDenied, format!("the credentials were rejected{said}"))
