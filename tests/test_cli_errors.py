@@ -142,7 +142,9 @@ def test_report_on_text(hpcio, error_line, tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text("bandwidth was good\nlatency too\n")
     done = hpcio("report", path)
-    assert refused(done, error_line).startswith(f"hpcio: error: {path}:1: not JSON")
+    assert refused(done, error_line).startswith(
+        f"hpcio: error: {path}:1: not an hpcio result document (not JSON"
+    )
 
 
 def test_report_on_binary(hpcio, error_line, tmp_path):

@@ -89,6 +89,12 @@ impl PyTarget {
         py.detach(|| self.inner.list(start)).map_err(|e| error::target_error("cannot list", &self.url, &e))
     }
 
+    /// Multipart uploads in progress under the target's prefix whose key starts with `start`:
+    /// (key, upload id); S3 only, empty elsewhere.
+    fn list_uploads(&self, py: Python<'_>, start: &str) -> PyResult<Vec<(String, String)>> {
+        py.detach(|| self.inner.list_uploads(start)).map_err(|e| error::reason(&e))
+    }
+
     /// Abort an upload of `key` (relative to the target's prefix) that a dead run left behind.
     fn abort_upload(&self, py: Python<'_>, key: &str, id: &str) -> PyResult<()> {
         py.detach(|| self.inner.abort_shared(key, id))

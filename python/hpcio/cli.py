@@ -29,8 +29,14 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but errors are one line and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"hpcio: error: {message}", file=sys.stderr)
+        print(error_line(message), file=sys.stderr)
         raise SystemExit(USAGE_EXIT)
+
+
+def error_line(message: object) -> str:
+    """`hpcio: error: MESSAGE` on one line, whatever a server or the OS put in the message:
+    job logs and scripts read stderr line by line."""
+    return "hpcio: error: " + " ".join(str(message).split())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return importlib.import_module(COMMANDS[args.command]).main(args, argv)
     except HpcioError as e:
         if _is_rank0():
-            print(f"hpcio: error: {e}", file=sys.stderr)
+            print(error_line(e), file=sys.stderr)
         return e.exit_code
     except BrokenPipeError:
         from hpcio.report.console import silence_stdout

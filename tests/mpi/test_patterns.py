@@ -166,3 +166,15 @@ def test_files_per_rank_verify_with_reorder(hpcio, file_url, target_dir, tmp_pat
     write = json.loads(out.read_text())["phases"][0]
     assert write["requests"] == {"open": 8, "write": 32, "fsync": 8, "close": 8}
     assert list(target_dir.iterdir()) == []
+
+
+def test_sweep_into_a_closed_pipe_ends_quietly(hpcio, target_dir, file_url, tmp_path):
+    # `hpcio sweep ... | head -1`: mpiexec must never meet the closed pipe, or it aborts the
+    # job and prints its own backtrace.
+    out = tmp_path / "r.jsonl"
+    done = hpcio("sweep", "--pattern", "sfmw,mfmw", "--sizes", "1MiB..2MiB", "-n", 2,
+                 "--transfer", "256KiB", "--target", file_url(target_dir), "-o", out,
+                 stdout_closed=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert out.read_text().count("\n") == 4

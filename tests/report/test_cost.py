@@ -433,7 +433,9 @@ def test_cost_cli(hpcio, error_line, cost_docs, tmp_path):
     text.write_text("hello\nworld\n")
     done = hpcio("cost", text)
     assert done.returncode == 2
-    assert error_line(done).startswith(f"hpcio: error: {text}:1: not JSON")
+    assert error_line(done).startswith(
+        f"hpcio: error: {text}:1: not an hpcio result document (not JSON"
+    )
 
     path = _edited_catalogue(tmp_path, 'get = "get_select_other"\n', "")
     done = hpcio("cost", cost_docs.parts, "--as", "s3", "--catalogue", path)

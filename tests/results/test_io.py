@@ -120,7 +120,9 @@ def test_broken_line_inside_the_file_is_an_error(results, tmp_path):
     good = results.read_text().splitlines()[0]
     path = tmp_path / "broken.jsonl"
     path.write_text(f"{good}\n{good[:100]}\n{good}\n")
-    with pytest.raises(ResultsError, match=f"^{re.escape(str(path))}:2: not JSON"):
+    with pytest.raises(
+        ResultsError, match=f"^{re.escape(str(path))}:2: not an hpcio result document \\(not JSON"
+    ):
         results_io.read(path)
 
 

@@ -34,6 +34,14 @@ def test_one_put_needs_no_minimum_part():
     check_limits(spec("mfmw", size=1 * MiB, part=1 * MiB), S3)
 
 
+@pytest.mark.parametrize("pattern", ["sfmw", "sfsw"])
+def test_an_upload_of_one_part_needs_no_minimum_part(pattern):
+    # That one part is the last, which may be smaller than the minimum (S3 and GCS alike).
+    check_limits(spec(pattern, url="gs://bucket/run", ranks=1, size=1 * MiB, part=1 * MiB), S3)
+    with pytest.raises(SpecError, match="at least 5 MiB"):
+        check_limits(spec(pattern, url="gs://bucket/run", ranks=2, size=1 * MiB, part=1 * MiB), S3)
+
+
 def test_too_many_parts_names_a_part_size_that_fits():
     with pytest.raises(SpecError) as caught:
         check_limits(spec(ranks=20, size=4 * GiB, part=5 * MiB), S3)
@@ -46,7 +54,7 @@ def test_too_many_parts_names_a_part_size_that_fits():
 def test_azure_has_no_minimum_block_but_a_maximum():
     check_limits(spec(url="az://container/run", part=64 * 1024), AZURE)
     with pytest.raises(SpecError, match=r"parts are at most 3\.9 GiB"):
-        check_limits(spec(url="az://c/r", size=8 * GiB, part=8 * GiB), AZURE)
+        check_limits(spec(url="az://container/r", size=8 * GiB, part=8 * GiB), AZURE)
 
 
 def test_object_size_limit():
@@ -65,7 +73,7 @@ def test_memory_target_is_one_process():
 
 
 def test_direct_is_refused_on_object_stores():
-    run = RunSpec(pattern="mfmw", target=TargetSpec.from_url("s3://b/p"), ranks=1,
+    run = RunSpec(pattern="mfmw", target=TargetSpec.from_url("s3://bucket/p"), ranks=1,
                   size_per_rank_bytes=8 * MiB, transfer_bytes=8 * MiB, direct=True)  # fmt: skip
     with pytest.raises(SpecError, match="no page cache to bypass"):
         run.validate()

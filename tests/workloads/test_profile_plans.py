@@ -185,7 +185,7 @@ def test_bad_durations_are_refused(name, target, duration, message):
 
 
 def test_duration_refuses_rewriting_an_object_in_parts():
-    azure = TargetSpec.from_url("az://c/p")
+    azure = TargetSpec.from_url("az://container/p")
     assert profile_spec("max-latency", target=azure, duration_s=1.0).duration_s == 1.0
     with pytest.raises(SpecError, match="azure object is written once"):
         RunSpec(pattern="mfmw", target=azure, ranks=1, size_per_rank_bytes=2 * MiB,

@@ -1,8 +1,10 @@
 //! Where bytes go: the Target contract and the URL scheme table.
 
+pub mod credentials;
 pub mod http;
 pub mod object;
 pub mod posix;
+pub mod uploads;
 
 use crate::requests::Counters;
 use std::collections::BTreeMap;
@@ -113,6 +115,11 @@ pub trait Target: Send + Sync + Debug {
     }
     /// Keys under the target's prefix that start with `start` (for `hpcio clean`).
     fn list(&self, start: &str) -> io::Result<Vec<String>>;
+    /// Multipart uploads in progress directly under the target's prefix whose key starts with
+    /// `start`: (key, upload id). Empty where the store cannot list them.
+    fn list_uploads(&self, _start: &str) -> io::Result<Vec<(String, String)>> {
+        Ok(Vec::new())
+    }
     /// Prove the target is usable the way a run will use it (exists, writable, direct I/O).
     fn probe(&self, write: bool) -> io::Result<()>;
     /// Set up, before any phase is timed, what the first phase would otherwise pay for and

@@ -2,7 +2,9 @@
 //! an in-process memory store. N-1 writes use the stateless, ID-based multipart API, so any
 //! rank can add parts to an upload another rank created and rank 0 completes it.
 
+use super::credentials;
 use super::http::CountingConnector;
+use super::uploads::S3Uploads;
 use super::{Caps, Handle, Limits, Mode, OpenOptions, Receipt, Target, Upload, WriteHint};
 use crate::journal::Journal;
 use crate::requests::{Counters, Kind};
@@ -44,6 +46,8 @@ pub struct ObjectTarget {
     url: String,
     /// S3: whether request bodies are signed (see `s3_builder`).
     payload_signing: Option<&'static str>,
+    /// S3: lists the multipart uploads in progress (`hpcio clean`).
+    uploads: Option<S3Uploads>,
 }
 
 impl std::fmt::Debug for ObjectTarget {
@@ -55,7 +59,7 @@ impl std::fmt::Debug for ObjectTarget {
 fn retry_config(options: &BTreeMap<String, String>) -> Result<RetryConfig, String> {
     let number = |key: &str, default: f64| -> Result<f64, String> {
         options.get(key).map_or(Ok(default), |v| {
-            v.parse::<f64>().ok().filter(|x| *x >= 0.0).ok_or(format!("--store-option {key}={v}: not a number >= 0"))
+            v.parse::<f64>().ok().filter(|x| *x >= 0.0).ok_or(format!("--store-option {key}: not a number >= 0"))
         })
     };
     Ok(RetryConfig {
@@ -73,7 +77,7 @@ fn config<K: std::str::FromStr>(scheme: &str, key: &str) -> Result<K, String> {
     key.parse::<K>().map_err(|_| format!("unknown {scheme}:// store option '{key}'"))
 }
 
-type Stores = (&'static str, Arc<dyn ObjectStore>, Arc<dyn MultipartStore>, Option<&'static str>);
+type Stores = (&'static str, Arc<dyn ObjectStore>, Arc<dyn MultipartStore>, Option<&'static str>, Option<S3Uploads>);
 
 /// An S3 builder from the environment and `options`. Over TLS (an https:// endpoint, or
 /// AWS's own, which is https) request bodies go unsigned (`UNSIGNED-PAYLOAD`), as the AWS
@@ -107,33 +111,43 @@ fn build_stores(
     retry: RetryConfig,
     counters: Arc<Counters>,
 ) -> Result<Stores, String> {
-    let connector = CountingConnector { counters };
+    let connector = CountingConnector { counters: counters.clone() };
     let fail = |e: object_store::Error| format!("cannot configure {scheme}://{bucket}: {e}");
     Ok(match scheme {
         "s3" => {
             let (b, signing) = s3_builder(bucket, options)?;
-            let s = Arc::new(b.with_retry(retry).with_http_connector(connector).build().map_err(fail)?);
-            ("s3", s.clone(), s, Some(signing))
+            if let Some(missing) = credentials::s3_missing(&b) {
+                return Err(missing);
+            }
+            let s = Arc::new(b.clone().with_retry(retry).with_http_connector(connector).build().map_err(fail)?);
+            let uploads = S3Uploads::new(&b, s.clone(), bucket, counters)?;
+            ("s3", s.clone(), s, Some(signing), Some(uploads))
         }
         "az" => {
             let mut b = MicrosoftAzureBuilder::from_env().with_container_name(bucket);
             for (k, v) in options {
                 b = b.with_config(config(scheme, &k)?, v);
             }
+            if let Some(missing) = credentials::azure_missing(&b) {
+                return Err(missing);
+            }
             let s = Arc::new(b.with_retry(retry).with_http_connector(connector).build().map_err(fail)?);
-            ("azure", s.clone(), s, None)
+            ("azure", s.clone(), s, None, None)
         }
         "gs" => {
             let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
             for (k, v) in options {
                 b = b.with_config(config(scheme, &k)?, v);
             }
+            if let Some(missing) = credentials::gcs_missing(&b) {
+                return Err(missing);
+            }
             let s = Arc::new(b.with_retry(retry).with_http_connector(connector).build().map_err(fail)?);
-            ("gcs", s.clone(), s, None)
+            ("gcs", s.clone(), s, None, None)
         }
         _ => {
             let s = Arc::new(InMemory::new());
-            ("memory", s.clone(), s, None)
+            ("memory", s.clone(), s, None, None)
         }
     })
 }
@@ -158,7 +172,7 @@ impl ObjectTarget {
         let build = |retry: RetryConfig| -> Result<Stores, String> {
             build_stores(scheme, bucket, store_options.clone(), retry, counters.clone())
         };
-        let (kind, store, parts, payload_signing) = build(retry)?;
+        let (kind, store, parts, payload_signing, uploads) = build(retry)?;
         // The probe must fail fast on an unreachable endpoint, not after minutes of retries,
         // yet ride out a throttled answer or two.
         let probe_retry = RetryConfig {
@@ -166,7 +180,7 @@ impl ObjectTarget {
             retry_timeout: Duration::from_secs(5),
             backoff: BackoffConfig { init_backoff: Duration::from_millis(50), ..BackoffConfig::default() },
         };
-        let (_, probe_store, _, _) = build(probe_retry)?;
+        let (_, probe_store, _, _, _) = build(probe_retry)?;
         // Few threads: many ranks share a node, and requests in flight, not cores, set the need.
         // One thread per two requests in flight: the runtime's threads do every connection's
         // socket reads and writes, and one of them for 4 requests held 16 MiB GETs back.
@@ -184,7 +198,7 @@ impl ObjectTarget {
         };
         let url = format!("{scheme}://{rest}").trim_end_matches('/').to_string();
         let journal = Journal::from_env();
-        Ok(Self { kind, base, prefix, store, probe_store, parts, runtime, counters, journal, url, payload_signing })
+        Ok(Self { kind, base, prefix, store, probe_store, parts, runtime, counters, journal, url, payload_signing, uploads })
     }
 
     fn path(&self, key: &str) -> Path {
@@ -283,6 +297,32 @@ fn between(text: &str, start: &str, end: &str) -> Option<String> {
     Some(text[from..to].trim().to_string())
 }
 
+/// XML character references as S3, Azure and GCS put them in error messages.
+fn unescape(text: &str) -> String {
+    text.replace("&#34;", "\"")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&apos;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// The store's own words from an error body: " (Code: Message)", on one line, bounded; empty
+/// when the body has none. Only Code and Message: other fields may echo the access key id.
+fn server_says(text: &str) -> String {
+    let code = between(text, "<Code>", "</Code>").or_else(|| between(text, "\"code\":\"", "\""));
+    let message = between(text, "<Message>", "</Message>").or_else(|| between(text, "\"message\":\"", "\""));
+    let said = match (code, message) {
+        (Some(c), Some(m)) => format!("{c}: {m}"),
+        (Some(c), None) => c,
+        (None, Some(m)) => m,
+        (None, None) => return String::new(),
+    };
+    let one_line = unescape(&said).split_whitespace().collect::<Vec<_>>().join(" ");
+    format!(" ({})", one_line.chars().take(300).collect::<String>())
+}
+
 fn classify(e: &object_store::Error) -> (io::ErrorKind, String) {
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
@@ -294,21 +334,20 @@ fn classify(e: &object_store::Error) -> (io::ErrorKind, String) {
     let has = |needle: &str| text.contains(needle);
     // Match HTTP statuses as statuses: bare digits also occur in durations ("in 1.401s").
     let status = between(&text, "status code: ", " ").unwrap_or_default();
+    let said = server_says(&text);
     let (kind, reason) = if has("error trying to connect") || has("Connection refused") || has("dns error") || has("tcp connect") {
         (io::ErrorKind::ConnectionRefused, "cannot connect to the endpoint".to_string())
     } else if has("NoSuchBucket") || has("ContainerNotFound") || has("bucket does not exist") {
         (io::ErrorKind::NotFound, "the bucket or container does not exist".to_string())
-    } else if has("InvalidAccessKeyId") || has("SignatureDoesNotMatch") || has("AuthenticationFailed") || has("AuthorizationFailure") || status == "401" {
-        (io::ErrorKind::PermissionDenied, "the credentials were rejected".to_string())
+    } else if has("InvalidAccessKeyId") || has("SignatureDoesNotMatch") || has("AuthenticationFailed") || has("AuthorizationFailure") || has("XAdminUserNotFound") || status == "401" {
+        // versitygw answers an unknown access key with 404 XAdminUserNotFound.
+        (io::ErrorKind::PermissionDenied, format!("the credentials were rejected{said}"))
     } else if has("AccessDenied") || status == "403" || matches!(e, object_store::Error::PermissionDenied { .. }) {
-        (io::ErrorKind::PermissionDenied, "access denied".to_string())
+        (io::ErrorKind::PermissionDenied, format!("access denied{said}"))
     } else if matches!(e, object_store::Error::NotFound { .. }) {
-        (io::ErrorKind::NotFound, "not found".to_string())
+        (io::ErrorKind::NotFound, format!("not found{said}"))
     } else if let Some(status) = between(&text, "status code: ", ":") {
-        let message = between(&text, "\"message\":\"", "\"")
-            .or_else(|| between(&text, "<Message>", "</Message>"))
-            .map_or(String::new(), |m| format!(": {m}"));
-        (io::ErrorKind::Other, format!("the store refused the request (HTTP {status}{message})"))
+        (io::ErrorKind::Other, format!("the store refused the request (HTTP {status}){said}"))
     } else {
         let first = text.lines().next().unwrap_or("").chars().take(300).collect::<String>();
         (io::ErrorKind::Other, first)
@@ -461,6 +500,26 @@ impl Target for ObjectTarget {
         }
         keys.sort();
         Ok(keys)
+    }
+
+    fn list_uploads(&self, start: &str) -> io::Result<Vec<(String, String)>> {
+        let Some(uploads) = &self.uploads else { return Ok(Vec::new()) };
+        self.counters.add(Kind::List);
+        let prefix = if self.prefix.is_empty() { start.to_string() } else { format!("{}/{start}", self.prefix) };
+        let listed = self.runtime.block_on(uploads.list(&prefix)).map_err(|text| {
+            let reason = if text.contains("error trying to connect") || text.contains("tcp connect") {
+                "cannot connect to the endpoint".to_string()
+            } else {
+                format!("the store refused to list uploads{}", server_says(&text))
+            };
+            io::Error::other(format!("list uploads in {}: {reason}", self.base))
+        })?;
+        let own = self.prefix.is_empty().then(String::new).unwrap_or(format!("{}/", self.prefix));
+        Ok(listed
+            .into_iter()
+            .filter_map(|(key, id)| Some((key.strip_prefix(&own)?.to_string(), id)))
+            .filter(|(key, _)| !key.contains('/'))
+            .collect())
     }
 
     fn probe(&self, write: bool) -> io::Result<()> {

@@ -1,5 +1,5 @@
 """`hpcio clean`: delete hpcio's own files or objects under a target's prefix, nothing else,
-and abort the uploads that dead runs on this node left open there."""
+and abort the multipart uploads of hpcio's objects that runs left open there."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from hpcio.commands.run import add_store_option_argument, store_options
 from hpcio.errors import TargetError
 from hpcio.runner import journal
 from hpcio.spec.target import TargetSpec
+from hpcio.workloads.patterns import is_own_key
 
-HELP = "delete hpcio's own files or objects under a target"
+HELP = "delete hpcio's own files or objects under a target, abort its unfinished uploads"
 
-#: Every file or object hpcio creates starts with this (workloads' keys, see workloads/).
+#: Every name is_own_key accepts starts with this: the store lists only these.
 OWN_PREFIX = "hpcio-"
 
 
@@ -28,12 +29,21 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     spec = TargetSpec.from_url(args.target, **store_options(args.store_option))
     try:
         target = _engine.Target(spec.url, options=dict(spec.options))
-        keys = target.list(OWN_PREFIX)
+        keys = [k for k in target.list(OWN_PREFIX) if is_own_key(k)]
+        # S3 bills for the parts of an upload never completed or aborted: the store's own list
+        # finds those of runs on any node; the journal those of this node on other stores.
+        uploads = [(k, i) for k, i in target.list_uploads(OWN_PREFIX) if is_own_key(k)]
+        if not args.dry_run:
+            for key, upload_id in uploads:
+                target.abort_upload(key, upload_id)
         removed = 0 if args.dry_run else target.remove(keys)
-        # Uploads that runs on this node left open and whose process is gone (the journal).
         aborted = [] if args.dry_run else journal.abort_abandoned(spec.url, spec.options)
-    except (OSError, ValueError) as e:
+    except OSError as e:
+        raise TargetError(f"clean: {_plain(e)}") from None
+    except ValueError as e:
         raise TargetError(f"clean {spec.url}: {e}") from None
+    for key, _ in uploads:
+        print(f"{'would abort' if args.dry_run else 'aborted'} the incomplete upload of {key}")
     for key in aborted:
         print(f"aborted the incomplete upload of {key}")
     for key in keys:
@@ -42,3 +52,9 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
         f"hpcio clean: {len(keys) if args.dry_run else removed} of hpcio's objects under {spec.url}"
     )
     return 0
+
+
+def _plain(e: OSError) -> str:
+    """The engine's message without Python's "[Errno N]" and Rust's "(os error N)"."""
+    text = e.strerror or str(e)
+    return text.replace(f" (os error {e.errno})", "") if e.errno else text

@@ -15,6 +15,7 @@ from hpcio.commands.run import (
     store_options,
 )
 from hpcio.errors import SpecError
+from hpcio.results import io as results_io
 from hpcio.spec.target import TargetSpec
 from hpcio.units import parse_size, parse_size_range
 from hpcio.workloads.profiles import fio, iozone
@@ -165,6 +166,9 @@ def _iozone_specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from hpcio.commands.run import launch_or_join
+
+    if args.output == results_io.STDOUT:
+        raise SpecError("hpcio profile prints its tables on stdout: give -o a file, not -")
 
     if args.ranks is not None and args.ranks < 1:
         raise SpecError(f"-n must be at least 1, got {args.ranks}")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -38,19 +40,53 @@ def add_store_option_argument(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="object store setting (object_store's keys, e.g. endpoint, region, allow_http; "
-        "max_retries, retry_timeout_s); repeatable. Never printed or recorded",
+        "max_retries, retry_timeout_s); repeatable. Never printed or recorded, and passed to "
+        "the ranks in their environment, not their command line; but your own command line is "
+        "visible to every user of the node (ps): give secrets in the environment (AWS_*, "
+        "AZURE_STORAGE_*, GOOGLE_*) instead",
     )
 
 
+#: How the self-launch hands --store-option pairs to its ranks: in their environment (readable
+#: by the user alone, /proc/PID/environ), not in their argv (readable by all, ps).
+STORE_OPTIONS_VARIABLE = "HPCIO_STORE_OPTIONS"
+
+
 def store_options(pairs: Sequence[str]) -> dict[str, str]:
-    """--store-option key=value pairs as a dict; later ones win."""
+    """--store-option key=value pairs (after those the launching hpcio passed in the
+    environment) as a dict; later ones win.
+
+    Raises:
+        SpecError: a pair without `=`, named by its position: its text may be a secret.
+    """
     options = {}
-    for pair in pairs:
+    for number, pair in enumerate(pairs, start=1):
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise SpecError(f"--store-option takes KEY=VALUE, got '{pair.split('=')[0]}...'")
+            raise SpecError(
+                f"--store-option number {number} is not KEY=VALUE (it has no '='; its text is "
+                "not shown, as it may hold a secret)"
+            )
         options[key.strip()] = value
-    return options
+    # The launching hpcio checked these pairs before it passed them on.
+    inherited = json.loads(os.environ.get(STORE_OPTIONS_VARIABLE, "[]"))
+    return {**dict(p.split("=", 1) for p in inherited), **options}
+
+
+def argv_without_store_options(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """`argv` less its --store-option pairs, and the pairs: what the ranks get on their command
+    line and what they get in their environment."""
+    kept: list[str] = []
+    pairs: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word == "--store-option":
+            pairs.append(next(words, ""))
+        elif word.startswith("--store-option="):
+            pairs.append(word.removeprefix("--store-option="))
+        else:
+            kept.append(word)
+    return kept, pairs
 
 
 def add_drop_caches_argument(p: argparse.ArgumentParser) -> None:
@@ -182,8 +218,13 @@ def _specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
 
 def check_output(path: str | None) -> None:
     """Fail before anything runs if the results file -o cannot be appended to."""
-    if path is None:
+    if path is None or path == results_io.STDOUT:
         return
+    if os.path.exists(path) and not os.path.isdir(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        raise SpecError(
+            f"-o {path}: not a regular file (results are appended to a file and a sweep resumes "
+            "from it); use -o - to write them to stdout"
+        )
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise SpecError(f"-o {path}: directory {directory} does not exist")
@@ -229,7 +270,9 @@ def launch_or_join(
         if args.output:
             results_io.recover_partial(args.output)
         probe_target(specs[0])
-        code = world_mod.relaunch(ranks, argv)
+        rank_argv, pairs = argv_without_store_options(argv)
+        os.environ[STORE_OPTIONS_VARIABLE] = json.dumps(pairs)  # the ranks inherit it
+        code = world_mod.relaunch(ranks, rank_argv)
         if (code > 128 or code < 0) and code != 130:
             # A rank died from a signal and could not say so itself.
             signal_number = code - 128 if code > 128 else -code
@@ -277,16 +320,24 @@ def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int
     from hpcio.runner.world import topology
     from hpcio.spec.sweep import pending
 
-    todo = specs
-    if args.output and world.rank == 0:
-        results_io.recover_partial(args.output)  # a run launched by hand that did not end
-    if args.command == "sweep" and world.rank == 0:
-        todo = pending(specs, results_io.done_runs(args.output))
-        print(
-            f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
-            f"{args.output}, {len(todo)} to run"
-        )
-    todo = world.bcast(todo)
-    console = Console(topology(world), quiet=args.quiet)
-    run_all(world, todo, args.output, console.progress, console.announce, console.finished)
+    with commentary_to_stderr(args.output):
+        todo = specs
+        if args.output and world.rank == 0:
+            results_io.recover_partial(args.output)  # a run launched by hand that did not end
+        if args.command == "sweep" and world.rank == 0:
+            todo = pending(specs, results_io.done_runs(args.output))
+            print(
+                f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
+                f"{args.output}, {len(todo)} to run"
+            )
+        todo = world.bcast(todo)
+        console = Console(topology(world), quiet=args.quiet)
+        run_all(world, todo, args.output, console.progress, console.announce, console.finished)
     return 0
+
+
+def commentary_to_stderr(output: str | None) -> contextlib.AbstractContextManager[object]:
+    """With -o -, stdout carries the result documents alone: what hpcio says goes to stderr."""
+    if output == results_io.STDOUT:
+        return contextlib.redirect_stdout(sys.stderr)
+    return contextlib.nullcontext()

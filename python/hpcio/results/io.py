@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,10 +12,18 @@ from hpcio.errors import ResultsError
 from hpcio.results.check import DocumentError, check_record
 from hpcio.results.schema import KIND, SCHEMA_VERSION, ResultDocument
 
+#: -o - : documents go to stdout as JSON Lines.
+STDOUT = "-"
+
 
 def append(path: str | os.PathLike[str], document: ResultDocument) -> None:
     """Append one document as one line, flushed and fsynced so a killed sweep loses nothing."""
     line = json.dumps(document.to_dict(), separators=(",", ":")) + "\n"
+    if os.fspath(path) == STDOUT:
+        # The real stdout: with -o -, everything hpcio says goes to stderr instead.
+        sys.__stdout__.write(line)
+        sys.__stdout__.flush()
+        return
     try:
         _drop_partial_last_line(path)
         with open(path, "a", encoding="utf-8") as out:
@@ -22,7 +31,7 @@ def append(path: str | os.PathLike[str], document: ResultDocument) -> None:
             out.flush()
             os.fsync(out.fileno())
     except OSError as e:
-        raise ResultsError(f"cannot write results to {path}: {e.strerror}") from None
+        raise ResultsError(f"cannot write results to {path}: {e.strerror or e}") from None
 
 
 def partial_path(path: str | os.PathLike[str]) -> Path:
@@ -96,21 +105,25 @@ def read_records(path: str | os.PathLike[str]) -> Iterator[dict]:
 
 def _numbered_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict]]:
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise ResultsError(f"cannot read results {path}: {e.strerror}") from None
     except UnicodeDecodeError:
         raise ResultsError(f"{path}: not a text file of hpcio results") from None
+    lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as e:
-            # A sweep killed mid-write leaves at most a partial last line: skip only that.
-            if number == len(lines):
+            # A sweep killed mid-write leaves at most a partial last line: the start of a
+            # document, with no newline after it. Skip only that.
+            if number == len(lines) and line.startswith("{") and not text.endswith("\n"):
                 continue
-            raise ResultsError(f"{path}:{number}: not JSON ({e.msg})") from None
+            raise ResultsError(
+                f"{path}:{number}: not an hpcio result document (not JSON: {e.msg})"
+            ) from None
         if not isinstance(record, dict) or record.get("kind") != KIND:
             raise ResultsError(f"{path}:{number}: not an hpcio result document")
         if record.get("schema_version") != SCHEMA_VERSION:
@@ -123,7 +136,7 @@ def _numbered_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict]
 
 def done_runs(path: str | os.PathLike[str]) -> list[dict]:
     """The `run` records of the complete documents in `path` (for resuming a sweep)."""
-    if not Path(path).exists() or Path(path).stat().st_size == 0:
+    if os.fspath(path) == STDOUT or not Path(path).exists() or Path(path).stat().st_size == 0:
         return []
     return [r["run"] for r in read_records(path) if r.get("status", "complete") == "complete"]
 

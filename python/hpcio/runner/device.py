@@ -44,6 +44,11 @@ def ceiling(path: str, sys_root: str = "/sys", mountinfo: str = "/proc/self/moun
     return _block(Path(sys_root), block)
 
 
+def file_system_type(path: str, mountinfo: str = "/proc/self/mountinfo") -> str:
+    """The type of the file system holding `path` ("ext4", "proc"), or "" if unknown."""
+    return _mount_of(path, mountinfo)[0]
+
+
 def _mount_of(path: str, mountinfo: str) -> tuple[str, str]:
     """(file system type, source) of the mount holding `path`: the longest matching mount point."""
     best, found = "", ("", "")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import os
 from collections.abc import Callable
 
 from hpcio import __version__, _engine
@@ -86,6 +87,10 @@ def probe_target(run: RunSpec) -> None:
                 "(--direct); run without --direct"
             ) from None
         what = _REASONS.get(e.errno or 0, f"cannot be used: {e.strerror or e}")
+        if e.errno == 2 and os.path.isdir(run.target.path):
+            # The directory is there but refuses new files: /proc, /sys and their kind.
+            kind = device.file_system_type(run.target.path) or "unknown"
+            what = f"is not a usable file system (type {kind}): no file can be created there"
         raise TargetError(f"target {run.target.url} {what}") from None
 
 

@@ -24,7 +24,8 @@ def run_all(
     for spec in specs:
         if announce and world.rank == 0:
             announce(spec)
-        checkpoint = (lambda partial: results_io.save_partial(output, partial)) if output else None
+        keeps_partial = output and output != results_io.STDOUT
+        checkpoint = (lambda p: results_io.save_partial(output, p)) if keeps_partial else None
         doc = execute(world, spec, progress, checkpoint)
         if doc is not None:
             if output:

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -178,6 +179,9 @@ def launch_command(ranks: int, argv: Sequence[str]) -> list[str]:
                 launcher.append("--allow-run-as-root")
             if ranks > (os.cpu_count() or 1):
                 launcher.append("--oversubscribe")
+            if "HPCIO_STORE_OPTIONS" in os.environ:
+                # Open MPI passes the environment to ranks on other nodes only when told.
+                launcher += ["-x", "HPCIO_STORE_OPTIONS"]
     return [*launcher, "-n", str(ranks), sys.executable, "-m", "hpcio", *argv]
 
 
@@ -192,9 +196,14 @@ def _is_open_mpi(mpiexec: str) -> bool:
 def relaunch(ranks: int, argv: Sequence[str]) -> int:
     """Run hpcio again under mpiexec with `ranks` ranks; its exit code."""
     env = dict(os.environ, HPCIO_LAUNCHED="1")
-    job = subprocess.Popen(launch_command(ranks, argv), env=env)
+    job = subprocess.Popen(launch_command(ranks, argv), env=env, stdout=subprocess.PIPE)
+    assert job.stdout is not None
+    forwarder = threading.Thread(target=_forward, args=(job.stdout.fileno(),), daemon=True)
+    forwarder.start()
     try:
-        return job.wait()
+        code = job.wait()
+        forwarder.join(timeout=30)  # what the ranks printed last
+        return code
     except KeyboardInterrupt:
         # Ctrl-C reached the whole process group; if it came to us alone, pass it on. Then
         # wait for the ranks to stop, so the caller can clean up after them.
@@ -205,6 +214,22 @@ def relaunch(ranks: int, argv: Sequence[str]) -> int:
             job.kill()
             job.wait()
         return 130
+
+
+def _forward(job_stdout: int) -> None:
+    """Copy the job's stdout to ours. When our reader goes away (`hpcio sweep ... | head`),
+    go on draining it into nothing: mpiexec itself aborts the job, with a backtrace, on a
+    write to a closed pipe, and the run and its result documents matter more than the
+    commentary."""
+    ours = sys.stdout.fileno()
+    while chunk := os.read(job_stdout, 1 << 16):
+        try:
+            while chunk:
+                chunk = chunk[os.write(ours, chunk) :]
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, ours)
+            os.close(devnull)
 
 
 @contextlib.contextmanager
@@ -225,7 +250,8 @@ def abort_on_error(world: Comm) -> Iterator[None]:
         raise
     except BaseException as exc:
         if world.size > 1:
-            print(f"hpcio: error: rank {world.rank}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            said = " ".join(str(exc).split())  # one line, as every hpcio: error: line
+            print(f"hpcio: error: rank {world.rank}: {type(exc).__name__}: {said}", file=sys.stderr)
             sys.stderr.flush()
             world.abort(1)
         raise

@@ -54,7 +54,8 @@ def check_limits(run: RunSpec, limits: Mapping[str, int]) -> None:
                 )
             continue
         min_part, max_part = limits["min_part_bytes"], limits["max_part_bytes"]
-        if min_part and part < min_part:
+        # The minimum binds every part but the last: an object of one part may be any size.
+        if min_part and part < min_part and parts > 1:
             raise SpecError(
                 f"{kind}: multipart parts must be at least {format_bytes(min_part)} (except the "
                 f"last); --part-size is {format_bytes(part)}: use --part-size "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
@@ -11,6 +12,45 @@ from hpcio.errors import SpecError
 #: URL scheme -> target kind, as the engine's scheme table names them.
 KINDS = {"file": "posix", "s3": "s3", "az": "azure", "gs": "gcs", "memory": "memory"}
 OBJECT_KINDS = ("s3", "azure", "gcs", "memory")
+
+#: Scheme -> (what the first part of the URL names, an example URL).
+_CONTAINERS = {
+    "s3": ("bucket", "s3://bucket/prefix"),
+    "az": ("container", "az://container/prefix"),
+    "gs": ("bucket", "gs://bucket/prefix"),
+}
+
+#: Scheme -> (the provider's naming rule for buckets or containers, as a pattern; in words).
+_NAME_RULES = {
+    "s3": (
+        r"(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]",
+        "3-63 lowercase letters, digits, dots and hyphens, starting and ending with a letter "
+        "or digit",
+    ),
+    "az": (
+        r"(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]",
+        "3-63 lowercase letters, digits and single hyphens, starting and ending with a letter "
+        "or digit",
+    ),
+    "gs": (
+        r"(?!goog)(?!.*\.\.)[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]",
+        "3-63 lowercase letters, digits, hyphens and underscores (up to 222 with dots), "
+        "starting and ending with a letter or digit",
+    ),
+}
+
+
+def check_container_name(scheme: str, name: str) -> None:
+    """Refuse a bucket or container name its provider would reject, before any request.
+
+    Raises:
+        SpecError: the name and the provider's rule.
+    """
+    what, _ = _CONTAINERS[scheme]
+    pattern, rule = _NAME_RULES[scheme]
+    too_long = scheme == "gs" and "." not in name and len(name) > 63
+    if re.fullmatch(pattern, name) is None or too_long:
+        raise SpecError(f"invalid {what} name '{name}' for {scheme}://: use {rule}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +83,10 @@ class TargetSpec:
         elif parsed.scheme == "memory":
             url = "memory://" + (parsed.netloc + parsed.path).strip("/")
         elif not parsed.netloc:
-            raise SpecError(
-                f"target '{url}': name the bucket or container, e.g. s3://bucket/prefix"
-            )
+            what, example = _CONTAINERS[parsed.scheme]
+            raise SpecError(f"target '{url}': name the {what}, e.g. {example}")
         else:
+            check_container_name(parsed.scheme, parsed.netloc)
             url = f"{parsed.scheme}://{parsed.netloc}/{parsed.path.strip('/')}".rstrip("/")
         return cls(url=url, kind=KINDS[parsed.scheme], options=dict(options))
 

@@ -17,6 +17,9 @@ from hpcio.workloads._base import (
     write_plan,
 )
 
+#: rank_key and rank_keys' names, as a regular expression.
+RANK_KEY_PATTERN = r"hpcio-rank[0-9]{6,}(-file[0-9]{6,})?\.dat"
+
 
 def rank_key(rank: int) -> str:
     return f"hpcio-rank{rank:06d}.dat"
