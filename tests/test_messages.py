@@ -79,7 +79,8 @@ def test_missing_s3_credentials_say_where_hpcio_looked(hpcio, error_line):
         "hpcio: error: target s3://hpcio-test/x: no S3 credentials found: hpcio looked in "
         "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY and in --store-option "
         "aws_access_key_id=/aws_secret_access_key=; set them (or AWS_SKIP_SIGNATURE=true for a "
-        "public bucket, AWS_METADATA_ENDPOINT to use an instance profile)"
+        "public bucket, AWS_METADATA_ENDPOINT to use an instance profile; on an EC2 VM its "
+        "instance profile is used)"
     )
 
 

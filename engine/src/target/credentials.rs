@@ -1,7 +1,8 @@
 //! Whether a store has credentials to use before object_store falls back to a cloud metadata
 //! service (169.254.169.254). On a cluster node that is not a cloud VM such a lookup hangs or
 //! fails with "access denied", which says nothing about the missing keys; hpcio asks a metadata
-//! service only when the user names its endpoint.
+//! service only on that cloud's own VMs (their firmware says so, as the clouds' SDKs check) or
+//! when the user names its endpoint.
 
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
@@ -19,6 +20,37 @@ fn env(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty())
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cloud {
+    Aws,
+    Azure,
+    Google,
+}
+
+/// The cloud whose VM this is, from the firmware's DMI strings (sys_vendor, product_name,
+/// chassis_asset_tag), or None on any other machine.
+pub fn cloud_of(sys_vendor: &str, product_name: &str, asset_tag: &str) -> Option<Cloud> {
+    let (vendor, product) = (sys_vendor.trim(), product_name.trim());
+    if vendor == "Amazon EC2" || product.starts_with("Amazon EC2") {
+        Some(Cloud::Aws)
+    } else if asset_tag.trim() == AZURE_ASSET_TAG {
+        Some(Cloud::Azure)
+    } else if vendor == "Google" || product == "Google Compute Engine" {
+        Some(Cloud::Google)
+    } else {
+        None
+    }
+}
+
+/// The chassis asset tag every Azure VM carries.
+const AZURE_ASSET_TAG: &str = "7783-7084-3265-9085-8269-3286-77";
+
+/// Whether this machine is a VM of `cloud`, whose metadata service then holds its identity.
+fn on_vm_of(cloud: Cloud) -> bool {
+    let read = |name: &str| std::fs::read_to_string(format!("/sys/class/dmi/id/{name}")).unwrap_or_default();
+    cloud_of(&read("sys_vendor"), &read("product_name"), &read("chassis_asset_tag")) == Some(cloud)
+}
+
 /// None when the S3 builder has credentials (or the user chose a source), else where hpcio
 /// looked, as one line.
 pub fn s3_missing(b: &AmazonS3Builder) -> Option<String> {
@@ -30,12 +62,13 @@ pub fn s3_missing(b: &AmazonS3Builder) -> Option<String> {
         || has(AmazonS3ConfigKey::ContainerCredentialsRelativeUri)
         || has(AmazonS3ConfigKey::ContainerCredentialsFullUri)
         || has(AmazonS3ConfigKey::MetadataEndpoint)
-        || env("AWS_METADATA_ENDPOINT");
+        || env("AWS_METADATA_ENDPOINT")
+        || on_vm_of(Cloud::Aws);
     (!found).then(|| {
         "no S3 credentials found: hpcio looked in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY \
          and in --store-option aws_access_key_id=/aws_secret_access_key=; set them (or \
          AWS_SKIP_SIGNATURE=true for a public bucket, AWS_METADATA_ENDPOINT to use an instance \
-         profile)"
+         profile; on an EC2 VM its instance profile is used)"
             .to_string()
     })
 }
@@ -52,12 +85,13 @@ pub fn azure_missing(b: &MicrosoftAzureBuilder) -> Option<String> {
         || yes(b.get_config_value(&AzureConfigKey::UseAzureCli))
         || yes(b.get_config_value(&AzureConfigKey::SkipSignature))
         || yes(b.get_config_value(&AzureConfigKey::UseFabricEndpoint))
-        || has(AzureConfigKey::MsiEndpoint);
+        || has(AzureConfigKey::MsiEndpoint)
+        || on_vm_of(Cloud::Azure);
     (!found).then(|| {
         "no Azure credentials found: hpcio looked in AZURE_STORAGE_ACCOUNT_KEY, \
          AZURE_STORAGE_SAS_KEY, AZURE_STORAGE_TOKEN, AZURE_CLIENT_ID and in --store-option \
          azure_storage_account_key= (and the others); set one (or AZURE_MSI_ENDPOINT to use a \
-         managed identity)"
+         managed identity; on an Azure VM its managed identity is used)"
             .to_string()
     })
 }
@@ -74,11 +108,13 @@ pub fn gcs_missing(b: &GoogleCloudStorageBuilder) -> Option<String> {
         || has(GoogleConfigKey::BearerToken)
         || yes(b.get_config_value(&GoogleConfigKey::SkipSignature))
         || env("GOOGLE_APPLICATION_CREDENTIALS")
-        || default_file;
+        || default_file
+        || on_vm_of(Cloud::Google);
     (!found).then(|| {
         "no GCS credentials found: hpcio looked in GOOGLE_SERVICE_ACCOUNT, \
          GOOGLE_SERVICE_ACCOUNT_KEY, GOOGLE_APPLICATION_CREDENTIALS, gcloud's application \
-         default credentials and --store-option google_service_account_key=; set one"
+         default credentials and --store-option google_service_account_key=; set one (on a \
+         Compute Engine VM its service account is used)"
             .to_string()
     })
 }
@@ -100,5 +136,17 @@ mod tests {
         assert!(azure_missing(&MicrosoftAzureBuilder::new()).is_some());
         let emulator = MicrosoftAzureBuilder::new().with_config(AzureConfigKey::UseEmulator, "true");
         assert!(azure_missing(&emulator).is_none());
+    }
+
+    #[test]
+    fn a_cloud_vm_is_known_by_its_firmware() {
+        assert_eq!(cloud_of("Amazon EC2\n", "m7i.large\n", "Amazon EC2\n"), Some(Cloud::Aws));
+        assert_eq!(cloud_of("Xen\n", "HVM domU\n", ""), None);
+        let tag = "7783-7084-3265-9085-8269-3286-77\n";
+        assert_eq!(cloud_of("Microsoft Corporation\n", "Virtual Machine\n", tag), Some(Cloud::Azure));
+        // Hyper-V on premises is not Azure.
+        assert_eq!(cloud_of("Microsoft Corporation\n", "Virtual Machine\n", "0000\n"), None);
+        assert_eq!(cloud_of("Google\n", "Google Compute Engine\n", ""), Some(Cloud::Google));
+        assert_eq!(cloud_of("QEMU\n", "Standard PC (Q35 + ICH9, 2009)\n", ""), None);
     }
 }
