@@ -262,8 +262,8 @@ def clean_up_after(specs: list[RunSpec], job: str, output: str | None) -> None:
             if aborted:
                 print(f"hpcio: aborted {len(aborted)} incomplete upload(s) the job left on "
                       f"{target.url}", file=sys.stderr)  # fmt: skip
-        if not spec.keep:
-            keys = {k for s in specs for k in patterns.get(s.pattern).keys(s)}
+        if not spec.keep and spec.writes:
+            keys = {k for s in specs if s.writes for k in patterns.get(s.pattern).keys(s)}
             with contextlib.suppress(OSError, HpcioError):  # `hpcio clean` removes the rest
                 open_target(spec).remove(sorted(keys))
     if output and results_io.recover_partial(output):

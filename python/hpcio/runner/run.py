@@ -139,7 +139,8 @@ def execute(
         )
 
     # Like IOR without -k: files go after each iteration that wrote them, so iterations are
-    # alike and disks do not fill; data that is only read goes once, at the end.
+    # alike and disks do not fill; data laid out once for reading goes once, at the end; data
+    # an earlier run left (--phases read) is never this run's to remove.
     rewrites = Phase.WRITE in phases
     try:
         if workload.prepared_by and run.phases is None:
@@ -163,7 +164,7 @@ def execute(
             if checkpoint is not None and world.rank == 0 and iteration + 1 < run.iterations:
                 checkpoint(document("interrupted"))
     finally:
-        if not run.keep and not rewrites:
+        if not run.keep and run.writes and not rewrites:
             _remove(world, target, run, workload)
 
     if world.rank != 0:
@@ -228,7 +229,7 @@ def _phase(
                 failure += f" (and {figures.errors - 1} more errors)"
     failure = world.bcast(failure)
     if failure:
-        if not run.keep:
+        if not run.keep and run.writes:
             _remove(world, target, run, workload)
         raise RunFailedError(failure)
     return figures
