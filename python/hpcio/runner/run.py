@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import os
 from collections.abc import Callable
 
 from hpcio import __version__, _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
-from hpcio.runner import device
+from hpcio.runner import device, resources
 from hpcio.runner.aggregate import phase_figures, summarize
 from hpcio.runner.cache import (
     cache_record,
@@ -53,17 +54,26 @@ _REASONS = {
 }
 
 
-def probe_target(run: RunSpec) -> None:
-    """Fail before any rank moves a byte if the target cannot be used the way `run` will, or
-    if the run would break one of the store's limits.
+def probe_target(run: RunSpec, ranks_per_node: int | None = None) -> None:
+    """Fail before any rank moves a byte if the target cannot be used the way `run` will, if
+    the run would break one of the store's limits, or if its buffers or data would not fit.
+
+    Args:
+        ranks_per_node: ranks on the busiest node; None before launching, where a self-launch
+            puts every rank on this node (a launcher of the user's own: not known yet).
 
     Raises:
         TargetError: missing, not a directory, read-only, O_DIRECT refused; for object stores
             an unknown bucket, rejected credentials or an unreachable endpoint.
-        SpecError: a part size or object size the store would reject.
+        SpecError: a part size or object size the store would reject; buffers beyond the
+            node's memory; POSIX data beyond the target's free space.
     """
     if run.drop_caches:
         check_drop_caches()
+    if ranks_per_node is None and "HPCIO_MPIEXEC" not in os.environ:
+        ranks_per_node = run.ranks_per_node or run.ranks
+    if ranks_per_node is not None:
+        resources.check_memory(run, ranks_per_node, resources.available_memory_bytes())
     target = open_target(run)
     # Only reading what an earlier run left (--phases read): no part limits, no write probe.
     writes = run.phases is None or "write" in run.phases
@@ -81,6 +91,8 @@ def probe_target(run: RunSpec) -> None:
             ) from None
         what = _REASONS.get(e.errno or 0, f"cannot be used: {e.strerror or e}")
         raise TargetError(f"target {run.target.url} {what}") from None
+    if not run.target.is_object_store and run.space_check:
+        resources.check_space(run, run.target.path)
 
 
 def execute(
@@ -96,17 +108,17 @@ def execute(
         RunFailedError: an operation failed or verification found wrong data (every rank alike).
     """
     started = _utc_now()
+    topo = topology(world)
     problem: HpcioError | None = None
     if world.rank == 0:
         try:
-            probe_target(run)
+            probe_target(run, topo.ranks_per_node)
         except HpcioError as e:
             problem = e
     problem = world.bcast(problem)
     if problem is not None:
         raise problem
 
-    topo = topology(world)
     who = RankInfo(
         world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node, topo.nodes
     )

@@ -61,6 +61,9 @@ class RunSpec:
     #: Write back and drop the page cache on every node before each timed read phase
     #: (root only: /proc/sys/vm/drop_caches), so reads come from storage.
     drop_caches: bool = False
+    #: Refuse a POSIX run whose data would not fit in the target's free space; False
+    #: (--no-space-check) for file systems that report free space wrongly.
+    space_check: bool = True
 
     @property
     def block_bytes(self) -> int:
@@ -207,6 +210,8 @@ class RunSpec:
             del record["files_per_rank"]
         if not self.drop_caches:
             del record["drop_caches"]
+        # A safety check, not part of what is measured: documents and sweep points ignore it.
+        del record["space_check"]
         return record
 
     @classmethod
