@@ -1,6 +1,10 @@
 """A typo must do no harm: options that cannot mean what they say are refused in one line
 before anything runs."""
 
+import fcntl
+import os
+import socket
+
 import pytest
 
 
@@ -236,3 +240,61 @@ def test_sweep_refuses_an_option_no_pattern_uses(hpcio, error_line, tmp_path):
     done = hpcio("sweep", "--pattern", "sfmw,mfmw", "--sizes", "1MiB", "--target", "memory://",
                  "--read-scope", "own", "-o", tmp_path / "out.jsonl")  # fmt: skip
     assert refused(done, error_line) == "hpcio: error: --read-scope is for sfmr, not sfmw or mfmw"
+
+
+# -- one run at a time on a directory ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ranks", ["1", pytest.param("2", marks=pytest.mark.mpi)])
+def test_second_run_on_a_directory_in_use(hpcio, error_line, target_dir, file_url, ranks):
+    # Another run holds the directory's lock (as a live hpcio does) and has data there.
+    theirs = target_dir / "hpcio-rank000000.dat"
+    theirs.write_bytes(b"another run's data")
+    lock = target_dir / "hpcio-run.lock"
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        held.write(f"{socket.gethostname()} 4242 2026-01-02T03:04:05+00:00 their-token\n")
+        held.flush()
+        done = run(hpcio, target_dir, file_url, "-n", ranks)
+    assert refused(done, error_line) == (
+        f"hpcio: error: target {file_url(target_dir)} is in use by another hpcio run (host "
+        f"{socket.gethostname()}, pid 4242, started 2026-01-02T03:04:05+00:00); wait for it "
+        "to end or use another directory"
+    )
+    assert theirs.read_bytes() == b"another run's data"
+
+
+def test_lock_of_a_run_that_died_does_not_block(hpcio, target_dir, file_url):
+    # A killed run's lock file stays, but no live process holds its flock.
+    lock = target_dir / "hpcio-run.lock"
+    lock.write_text(f"{socket.gethostname()} 999999999 2026-01-02T03:04:05+00:00 dead\n")
+    done = run(hpcio, target_dir, file_url, "-q")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert list(target_dir.iterdir()) == []
+
+
+# -- more ranks than cores: allowed, but said ----------------------------------------------------
+
+
+def test_cores_per_node_recorded(hpcio, tmp_path, target_dir, file_url, read_documents):
+    out = tmp_path / "out.jsonl"
+    done = run(hpcio, target_dir, file_url, "-q", "-o", out)
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    assert doc["cores_per_node"] == len(os.sched_getaffinity(0))
+    assert "core(s)" not in done.stdout
+
+
+@pytest.mark.mpi
+def test_more_ranks_than_cores_is_said(hpcio, tmp_path, target_dir, file_url, read_documents):
+    ranks = len(os.sched_getaffinity(0)) + 1
+    out = tmp_path / "out.jsonl"
+    done = run(hpcio, target_dir, file_url, "-n", ranks, "-q", "-o", out)
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    assert doc["ranks_per_node"] == ranks
+    assert doc["cores_per_node"] < ranks
+    assert (
+        f"  warning: {ranks} ranks per node shared {doc['cores_per_node']} core(s): ranks waited "
+        "for a core, so the figures may show the CPU, not the storage"
+    ) in done.stdout.splitlines()

@@ -15,7 +15,9 @@ def flip(path, offset):
 
 
 def run(hpcio, file_url, target_dir, pattern, *more):
-    sizes = ["--size-per-rank", "1MiB", "--transfer", "256KiB", "--gather-chunk", "256KiB"]
+    sizes = ["--size-per-rank", "1MiB", "--transfer", "256KiB"]
+    if pattern == "sfsw":
+        sizes += ["--gather-chunk", "256KiB"]
     return hpcio(
         "run", "-n", 4, "--pattern", pattern, "--target", file_url(target_dir), *sizes, "-q", *more
     )

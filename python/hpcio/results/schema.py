@@ -153,6 +153,9 @@ class ResultDocument:
     #: Reasons to doubt the read figures, found when the run ended: a data set the page cache
     #: could hold, a read faster than the target's device or link can carry, a target in RAM.
     warnings: tuple[str, ...] = ()
+    #: The fewest cores any node's ranks could run on between them; fewer than
+    #: ranks_per_node means ranks waited for a core. None in documents written before.
+    cores_per_node: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

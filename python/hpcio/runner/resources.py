@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 from dataclasses import dataclass
 
 from hpcio.errors import SpecError
+from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
 from hpcio.workloads import patterns
@@ -147,3 +149,17 @@ def check_space(run: RunSpec, directory: str) -> None:
             f"{format_bytes(free)} free there: lower --size-per-rank or -n, or give "
             "--no-space-check if the file system reports free space wrongly"
         )
+
+
+def cores_per_node(world: Comm) -> int | None:
+    """The fewest cores the ranks of any one node may run on between them (the union of their
+    CPU affinity masks: a launcher that binds each rank to a core still gives the node's ranks
+    as many cores as ranks). Collective; rank 0 gets the figure, the others None."""
+    mine = (socket.gethostname(), sorted(os.sched_getaffinity(0)))
+    everyone = world.gather(mine)
+    if everyone is None:
+        return None
+    cores: dict[str, set[int]] = {}
+    for host, cpus in everyone:
+        cores.setdefault(host, set()).update(cpus)
+    return min(len(cpus) for cpus in cores.values())

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from hpcio import __version__, _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
-from hpcio.runner import device, resources
+from hpcio.runner import device, lock, resources
 from hpcio.runner.aggregate import phase_figures, summarize
 from hpcio.runner.cache import (
     cache_record,
@@ -67,6 +67,8 @@ def probe_target(run: RunSpec, ranks_per_node: int | None = None) -> None:
             an unknown bucket, rejected credentials or an unreachable endpoint.
         SpecError: a part size or object size the store would reject; buffers beyond the
             node's memory; POSIX data beyond the target's free space.
+        TargetError: another run holds the target directory (see runner/lock.py); this
+            process holds it from here on.
     """
     if run.drop_caches:
         check_drop_caches()
@@ -91,6 +93,7 @@ def probe_target(run: RunSpec, ranks_per_node: int | None = None) -> None:
             ) from None
         what = _REASONS.get(e.errno or 0, f"cannot be used: {e.strerror or e}")
         raise TargetError(f"target {run.target.url} {what}") from None
+    lock.hold(run)
     if not run.target.is_object_store and run.space_check:
         resources.check_space(run, run.target.path)
 
@@ -109,6 +112,7 @@ def execute(
     """
     started = _utc_now()
     topo = topology(world)
+    cores = resources.cores_per_node(world)
     problem: HpcioError | None = None
     if world.rank == 0:
         try:
@@ -141,6 +145,7 @@ def execute(
             ranks=world.size,
             nodes=topo.nodes,
             ranks_per_node=topo.ranks_per_node,
+            cores_per_node=cores,
             run=run.to_dict(),
             cache=cache,
             phases=tuple(figures),
