@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hpcio import _engine
-from hpcio.runner import choreography
+from hpcio.runner import choreography, resources
 from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
@@ -34,7 +34,9 @@ def run_phase(
     executor = _engine.Executor(
         target,
         seed=run.seed,
-        in_flight=run.in_flight,
+        # Each lane holds a transfer's buffer: never more lanes than a call has transfers, the
+        # figure runner/resources.py checks against the node's memory before the run.
+        in_flight=resources.lanes(run, resources.transfers_per_rank(run)),
         verify=run.verify,
         buffer_bytes=run.transfer_bytes if plan is not None else 0,
     )
