@@ -71,12 +71,24 @@ def memory_need(run: RunSpec, ranks_per_node: int) -> MemoryNeed:
     else:
         need = ranks_per_node * per_rank
         breakdown = f"{ranks_per_node} rank(s) x {in_flight}"
-        options = "--in-flight or --transfer"
+        options = _options(run, "--in-flight or --transfer")
     if run.target.kind == "memory":
         need += run.file_bytes
         breakdown += f" + {format_bytes(run.file_bytes)} of data in memory://"
-        options = "--size-per-rank, " + options
+        options = f"{_options(run, '--size-per-rank')}, {options}"
     return MemoryNeed(need, breakdown, options)
+
+
+def _options(run: RunSpec, plain: str) -> str:
+    """The options of the command that made `run` for what `plain` names in `hpcio run`."""
+    if run.profile is None:
+        return plain
+    iozone = run.profile.startswith("iozone:")
+    return {
+        "--in-flight or --transfer": "--record-sizes" if iozone else "--in-flight",
+        "--size-per-rank": "--file-sizes" if iozone else "--size",
+        "--size-per-rank or -n": "--file-sizes or -n" if iozone else "--size",
+    }[plain]
 
 
 def check_memory(run: RunSpec, ranks_per_node: int, available_bytes: int) -> None:
@@ -143,11 +155,12 @@ def check_space(run: RunSpec, directory: str) -> None:
         return  # no size at all (ramfs, some FUSE mounts): free space is not reported
     free = stats.f_bavail * stats.f_frsize
     if need > free:
+        lower = _options(run, "--size-per-rank or -n")
         raise SpecError(
             f"the run keeps {format_bytes(need)} on {run.target.url} at its peak ({run.ranks} "
             f"rank(s) x {format_bytes(run.size_per_rank_bytes)}), more than the "
-            f"{format_bytes(free)} free there: lower --size-per-rank or -n, or give "
-            "--no-space-check if the file system reports free space wrongly"
+            f"{format_bytes(free)} free there: lower {lower}, or give --no-space-check if the "
+            "file system reports free space wrongly"
         )
 
 
