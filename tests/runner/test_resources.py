@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 from hpcio.errors import SpecError
-from hpcio.runner.resources import check_memory, disk_need, memory_need
+from hpcio.runner.resources import check_memory, check_space, disk_need, memory_need
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 
@@ -62,3 +62,18 @@ def test_disk_need_of_writers_readers_and_rewrites(tmp_path):
     assert disk_need(spec(duration_s=5.0), directory) == 16 * MiB
     (tmp_path / "hpcio-rank000000.dat").write_bytes(bytes(4 * MiB))
     assert disk_need(spec(), directory) == 12 * MiB
+
+
+@pytest.mark.parametrize(
+    ("profile", "lower"),
+    [
+        (None, "--size-per-rank or -n"),
+        ("streaming", "--size"),
+        ("iozone:write", "--file-sizes or -n"),
+    ],
+)
+def test_space_refusal_names_the_command_s_own_option(tmp_path, profile, lower):
+    run = spec(profile=profile, size_per_rank_bytes=1 << 50, transfer_bytes=1 << 20)
+    with pytest.raises(SpecError) as refused:
+        check_space(run, str(tmp_path))
+    assert f"free there: lower {lower}, or give --no-space-check" in str(refused.value)
