@@ -59,6 +59,12 @@ impl PyTarget {
         py.detach(|| self.inner.probe(write)).map_err(|e| error::reason(&e))
     }
 
+    /// Open `connections` pooled connections to an object store before any phase is timed
+    /// (nothing for POSIX targets), so the first iteration pays no more set-up than the others.
+    fn warm(&self, py: Python<'_>, connections: usize) {
+        py.detach(|| self.inner.warm(connections));
+    }
+
     /// How request bodies are authenticated, where the store has a choice (S3), else None.
     fn payload_signing(&self) -> Option<&'static str> {
         self.inner.payload_signing()

@@ -23,6 +23,8 @@ class Results:
     - one:     the same patterns and sizes on t1 with 1 rank
     - t2:      sfmw x 1 MiB, 2 MiB on target t2, 2 ranks, 2 iterations
     - single:  mfmw 1 MiB on t1, 2 ranks, 1 iteration
+    - timed:   mfmw x 1 MiB, 2 MiB on t1, 2 ranks, 1 iteration, each phase for 0.2 s (so
+               every phase spans many of the engine's 10 ms intervals)
     """
 
     def __init__(self, root: Path) -> None:
@@ -33,6 +35,7 @@ class Results:
         self.one = root / "one.jsonl"
         self.t2_file = root / "t2.jsonl"
         self.single = root / "single.jsonl"
+        self.timed = root / "timed.jsonl"
 
     def combined(self, name: str, *parts: Path) -> Path:
         """One file holding the documents of `parts`, in order."""
@@ -70,6 +73,7 @@ def results(tmp_path_factory, hpcio, file_url) -> Results:
     sweep(r.one, r.t1, "-n", "1", "-i", "2")
     sweep(r.t2_file, r.t2, "-n", "2", "-i", "2", patterns="sfmw")
     sweep(r.single, r.t1, "-n", "2", "-i", "1", patterns="mfmw", sizes="1MiB")
+    sweep(r.timed, r.t1, "-n", "2", "-i", "1", "--duration", "0.2", patterns="mfmw")
     return r
 
 

@@ -195,3 +195,30 @@ def test_a_file_that_is_not_hpcios(results, hpcio, error_line, tmp_path, side):
     assert error_line(done) == (
         f"hpcio: error: {other}:1: not a valid hpcio result document: hpcio_version is missing"
     )
+
+
+def test_repeated_runs_in_one_file_are_pooled(results, hpcio):
+    both = results.combined("a-again.jsonl", results.a, results.again)
+    docs = results_io.read(both)
+    out = compare(hpcio, both, results.single)
+    (point,) = [
+        p
+        for p in out["points"]
+        if p["a"] and p["b"] and (p["pattern"], p["phase"]) == ("mfmw", "write")
+    ]
+    chosen = [d for d in docs if d.run["pattern"] == "mfmw" and d.run["size_per_rank_bytes"] == MiB]
+    rates = [p.bandwidth_bytes_per_s / MiB for d in chosen for p in d.phases if p.phase == "write"]
+    assert (point["a"]["runs"], point["a"]["iterations"], point["b"]["runs"]) == (2, 5, 1)
+    assert point["a"]["mean"] == pytest.approx(sum(rates) / 5, rel=1e-12)
+    assert (point["a"]["min"], point["a"]["max"]) == (min(rates), max(rates))
+    assert "repeated runs:" in compare(hpcio, both, results.single, fmt="md")
+
+
+def test_ignoring_a_field_that_splits_one_file_is_refused(results, hpcio, error_line):
+    both = results.combined("a-t2.jsonl", results.a, results.t2_file)
+    done = hpcio("compare", both, results.a, "--ignore", "target")
+    assert done.returncode == 2
+    assert error_line(done) == (
+        f"hpcio: error: --ignore target: {both} holds runs of one point that differ in target; "
+        "compare them separately, or do not ignore target"
+    )

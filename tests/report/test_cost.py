@@ -460,3 +460,35 @@ def _counted(doc):
 def _line_of(path, text):
     lines = Path(path).read_text().splitlines()
     return next(i for i, line in enumerate(lines, start=1) if line.strip().startswith(text))
+
+
+@pytest.mark.parametrize(
+    ("more", "per_object"),
+    [(("--duration", "0.2"), 4), (("--files-per-rank", "4"), 1)],
+    ids=["time-based", "files-per-rank"],
+)
+def test_posix_writes_priced_as_s3_count_every_object_written(
+    tmp_path, hpcio, file_url, catalogue, more, per_object
+):
+    """A time-based run writes each 1 MiB file again in every pass (4 parts each time); with
+    four files per rank every 256 KiB transfer is an object of its own, one PUT."""
+    output = tmp_path / "r.jsonl"
+    done = hpcio(
+        "run", "--pattern", "mfmw", "-n", "2", "--target", file_url(tmp_path), "--size-per-rank",
+        "1MiB", "--transfer", "256KiB", "-q", "-o", output, *more,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = results_io.read(output)
+    (write,) = [p for p in doc.phases if p.phase == "write"]
+    transfers = write.requests["write"]
+    cost = estimate_cost(doc, catalogue, None, "s3", keep_hours=0)
+    if per_object == 1:
+        assert cost.billed_requests["put"] == transfers == 8
+        assert "create_multipart" not in cost.billed_requests
+    else:
+        assert transfers > 2 * per_object  # several passes over both ranks' files
+        uploads = -(-transfers // per_object)
+        assert cost.billed_requests["create_multipart"] == uploads
+        assert cost.billed_requests["complete_multipart"] == uploads
+        assert cost.billed_requests["upload_part"] == transfers
+        assert any(n.startswith("time-based run: every pass") for n in cost.notes)

@@ -179,8 +179,39 @@ def test_html_into_a_missing_directory_is_refused(results, hpcio, error_line, tm
 def test_closed_stdout_still_writes_every_file(results, hpcio, tmp_path):
     # `hpcio report ... --html page.html | head -1`: the reader may go before the paths print.
     page = tmp_path / "page.html"
-    done = hpcio("report", results.a, "--html", page, "--plots", tmp_path, stdout_closed=True)
+    # The time-based runs make both phases long enough to draw over time.
+    source = results.combined("closed.jsonl", results.a, results.timed)
+    done = hpcio("report", source, "--html", page, "--plots", tmp_path, stdout_closed=True)
     assert "Traceback" not in done.stderr, done.stderr
     assert (done.returncode, done.stderr) == (0, "")
     assert page.read_text().endswith("</html>\n")
     assert len(list(tmp_path.glob("*.svg"))) == len(list(tmp_path.glob("*.png"))) == 10
+
+
+def test_a_crowded_node_is_a_warning(results, hpcio, tmp_path, parse_page):
+    lines = results.a.read_text().splitlines()
+    crowded, roomy = json.loads(lines[0]), json.loads(lines[1])
+    crowded["cores_per_node"], roomy["cores_per_node"] = 1, 2
+    source = tmp_path / "crowded.jsonl"
+    source.write_text(json.dumps(crowded) + "\n" + json.dumps(roomy) + "\n")
+    done = hpcio("report", source, "--html", tmp_path / "page.html")
+    assert done.returncode == 0, done.stderr
+    text = parse_page((tmp_path / "page.html").read_text()).text
+    title = f"run 1 (sfmw {results.t1.as_uri()} 1 MiB/rank 2 ranks)"
+    assert f"{title}: ranks outnumber cores: 2 ranks per node on 1 cores" in text
+    # The warning for run 1 only, and the notes under its write and read tables.
+    assert text.count("ranks outnumber cores") == 3
+
+
+def test_time_based_tables_divide_the_bytes_moved(results, hpcio, tmp_path, parse_page):
+    done = hpcio("report", results.timed, "--html", tmp_path / "page.html")
+    assert done.returncode == 0, done.stderr
+    page = parse_page((tmp_path / "page.html").read_text())
+    for doc in results_io.read(results.timed):
+        per_proc = f"{doc.run['size_per_rank_bytes'] / MiB:g}"
+        for phase in ("write", "read"):
+            names, rows = page.rows(f"table-mfmw-{phase}")
+            assert "Moved Per Iteration (MiB)" in names
+            (row,) = [r for r in rows if r["File Size Per Proc (MiB)"][0] == per_proc]
+            bandwidth = float(row["Bandwidth (MiB/s)"][1])
+            assert bandwidth == pytest.approx(doc.summary[phase].bandwidth_mib_s.mean, rel=1e-9)

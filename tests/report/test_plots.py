@@ -1,4 +1,5 @@
 import base64
+import dataclasses
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -102,7 +103,7 @@ def test_bandwidth_vs_ranks_needs_two_rank_counts(results):
     two_ranks = results_io.read(results.a)
     made = plots.report_plots(two_ranks)
     assert not [p for p in made.plots if p.name.startswith("bandwidth-vs-ranks")]
-    assert made.skipped == (
+    assert tuple(n for n in made.skipped if n.startswith("bandwidth vs ranks")) == (
         "bandwidth vs ranks (write): skipped, every run has 2 rank(s)",
         "bandwidth vs ranks (read): skipped, every run has 2 rank(s)",
     )
@@ -121,7 +122,9 @@ def test_bandwidth_vs_ranks(results):
 
 
 def test_one_figure_of_each_kind(results):
-    docs = results_io.read(results.combined("all.jsonl", results.a, results.one, results.t2_file))
+    docs = results_io.read(
+        results.combined("all.jsonl", results.a, results.one, results.t2_file, results.timed)
+    )
     names = [p.name for p in plots.report_plots(docs).plots]
     phases = ("write", "read")
     assert sorted(names) == sorted(
@@ -148,6 +151,9 @@ def test_cli_writes_png_and_svg_and_prints_paths(results, hpcio, tmp_path):
     printed = done.stdout.splitlines()
     assert printed == [
         *(str(out / f"{n}.{ext}") for n in names for ext in ("png", "svg")),
+        *plots.report_plots(docs).skipped,
+    ]
+    assert printed[-2:] == [
         "bandwidth vs ranks (write): skipped, every run has 2 rank(s)",
         "bandwidth vs ranks (read): skipped, every run has 2 rank(s)",
     ]
@@ -181,7 +187,7 @@ def test_plots_onto_a_file_is_refused(results, hpcio, error_line, tmp_path):
 
 
 def test_over_time_draws_each_points_first_iteration_rate_and_p99(results):
-    docs = results_io.read(results.a)
+    docs = results_io.read(results.timed)
     series = plots.series_by_point(docs, "write")
     figure = plots.over_time(series, "write")
     rate, tail = figure.axes
@@ -198,3 +204,62 @@ def test_over_time_draws_each_points_first_iteration_rate_and_p99(results):
         assert list(p99_line.get_ydata()) == pytest.approx(p99_ms, nan_ok=True)
     names = [p.name for p in plots.report_plots(docs).plots]
     assert "over-time-write" in names and "over-time-read" in names
+
+
+def with_read_series(doc, intervals):
+    """`doc` with its read phases' series cut to `intervals` intervals, as a phase shorter than
+    the engine's 10 ms buckets records one."""
+    phases = []
+    for phase in doc.phases:
+        if phase.phase == "read" and phase.series is not None:
+            series = phase.series
+            cut = dataclasses.replace(
+                series, mib_s=series.mib_s[:intervals], p99_s=series.p99_s[:intervals]
+            )
+            phase = dataclasses.replace(phase, series=cut)
+        phases.append(phase)
+    return dataclasses.replace(doc, phases=tuple(phases))
+
+
+def test_over_time_of_phases_too_short_to_draw_is_skipped_with_a_note(results):
+    short = [with_read_series(doc, 1) for doc in results_io.read(results.timed)]
+    made = plots.report_plots(short)
+    names = [p.name for p in made.plots]
+    assert "over-time-write" in names and "over-time-read" not in names
+    assert made.skipped[0] == (
+        "read over time: skipped, every read phase is too short to draw (fewer than 2 "
+        "intervals of the engine's 10 ms)"
+    )
+
+
+def test_over_time_leaves_out_the_runs_too_short_to_draw(results):
+    long, short = results_io.read(results.timed)
+    made = plots.report_plots([long, with_read_series(short, 1)])
+    (plot,) = [p for p in made.plots if p.name == "over-time-read"]
+    rate, _ = plot.figure.axes
+    assert len(rate.get_lines()) == 1
+    assert made.skipped[0] == (
+        "read over time: 1 run(s) left out, their read phase too short to draw (fewer than 2 "
+        "intervals of the engine's 10 ms)"
+    )
+
+
+def test_a_repeated_point_is_drawn_from_all_its_runs(results):
+    docs = results_io.read(results.combined("repeated.jsonl", results.a, results.again))
+    (plot,) = [p for p in plots.report_plots(docs).plots if p.name == "bandwidth-vs-size-write"]
+    drawn = curves(plot.figure)
+    assert len(drawn) == 2  # sfmw and mfmw, each measured twice at every size
+    for pattern in ("sfmw", "mfmw"):
+        chosen = [d for d in docs if d.run["pattern"] == pattern]
+        xs, means, bars = drawn[label(chosen[0])]
+        for x, mean, (low, high) in zip(xs, means, bars, strict=True):
+            rates = [
+                p.bandwidth_bytes_per_s / (1 << 20)
+                for d in chosen
+                if d.run["size_per_rank_bytes"] == x
+                for p in d.phases
+                if p.phase == "write"
+            ]
+            assert len(rates) == 2 + 3
+            assert mean == pytest.approx(sum(rates) / len(rates), rel=1e-12)
+            assert (low, high) == pytest.approx((min(rates), max(rates)), rel=1e-12)

@@ -138,11 +138,23 @@ def test_missing_cell_is_na(runs, hpcio):
     assert row2[2] != "N/A"
 
 
-def test_later_document_replaces_earlier_one(runs, hpcio, read_documents):
+def iteration_times(doc, phase):
+    return [p["phase_time_s"] for p in doc["phases"] if p["phase"] == phase]
+
+
+def test_a_repeated_point_shows_the_mean_over_its_runs_and_their_count(runs, hpcio, read_documents):
+    first, _ = read_documents(runs / "one.jsonl")
     (newer,) = read_documents(runs / "again.jsonl")
     (table, _) = json.loads(report(hpcio, "json", runs / "one.jsonl", runs / "again.jsonl"))
-    assert len(table["rows"]) == 2
-    assert table["rows"][0][2] == seconds(newer, "write")
+    assert table["columns"] == [*COLUMNS, "Runs"]
+    (size, per_proc, latency, bandwidth, count), row2 = table["rows"]
+    times = iteration_times(first, "write") + iteration_times(newer, "write")
+    assert len(times) == 4
+    assert (size, per_proc, count) == (1.0, 1.0, 2)
+    assert latency == pytest.approx(sum(times) / 4, rel=1e-12)
+    assert bandwidth == pytest.approx(1.0 / latency, rel=1e-12)
+    assert row2[4] == 1
+    assert any(n.startswith("Runs: documents measuring the same point") for n in table["notes"])
 
 
 def test_file_size_counts_every_rank(runs, hpcio, read_documents):
@@ -174,3 +186,76 @@ def test_cell_format_does_not_depend_on_target_names(runs, hpcio, tmp_path):
             assert len(cell.split(".")[1]) == 5, (column, cell)
         elif column.endswith("Bandwidth (MiB/s)"):
             assert len(cell.split(".")[1]) == 3, (column, cell)
+
+
+@pytest.fixture(scope="module")
+def configs(tmp_path_factory, hpcio, file_url):
+    """Real documents of one sfmw point (2 ranks, 1 MiB each) at three configurations (256 KiB
+    transfers; 4 KiB; 4 KiB with --direct --fsync), and a time-based mfmw run."""
+    root = tmp_path_factory.mktemp("configs")
+    target = root / "target"
+    target.mkdir()
+    base = ["-n", "2", "--size-per-rank", "1MiB", "-i", "2", "-q", "--target", file_url(target)]
+    for more in (
+        ["--transfer", "256KiB"],
+        ["--transfer", "4KiB"],
+        ["--transfer", "4KiB", "--direct", "--fsync"],
+    ):
+        done = hpcio("run", "--pattern", "sfmw", *base, *more, "-o", root / "configs.jsonl")
+        assert done.returncode == 0, done.stderr
+    timed = ["--pattern", "mfmw", "--transfer", "256KiB", "--duration", "0.3"]
+    done = hpcio("run", *timed, *base, "-o", root / "timed.jsonl")
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def test_runs_that_differ_get_tables_of_their_own(configs, hpcio, read_documents):
+    docs = read_documents(configs / "configs.jsonl")
+    tables = json.loads(report(hpcio, "json", configs / "configs.jsonl"))
+    configurations = (
+        "transfer 256 KiB, no fsync, no direct",
+        "transfer 4 KiB, no fsync, no direct",
+        "transfer 4 KiB, fsync, direct",
+    )
+    assert [t["title"] for t in tables] == [
+        f"sfmw {phase}: {configuration}" for configuration in configurations for phase in PHASES
+    ]
+    for index, doc in enumerate(docs):
+        for phase, table in zip(PHASES, tables[2 * index : 2 * index + 2], strict=True):
+            assert table["columns"] == COLUMNS
+            (row,) = table["rows"]
+            assert row[:3] == [2.0, 1.0, seconds(doc, phase)]
+
+
+def test_time_based_runs_divide_the_bytes_they_moved(configs, hpcio, read_documents):
+    (doc,) = read_documents(configs / "timed.jsonl")
+    tables = json.loads(report(hpcio, "json", configs / "timed.jsonl"))
+    assert [t["title"] for t in tables] == ["mfmw write", "mfmw read"]
+    for table, phase in zip(tables, PHASES, strict=True):
+        assert table["columns"] == [*COLUMNS[:2], "Moved Per Iteration (MiB)", *COLUMNS[2:]]
+        ((size, per_proc, moved, latency, bandwidth),) = table["rows"]
+        moved_bytes = [p["bytes_total"] for p in doc["phases"] if p["phase"] == phase]
+        assert (size, per_proc) == (2.0, 1.0)
+        assert moved == pytest.approx(sum(moved_bytes) / len(moved_bytes) / MiB, rel=1e-12)
+        # Several passes over the 2 MiB data set: dividing 2 MiB would be wrong by their number.
+        assert moved > 2 * size
+        assert latency == seconds(doc, phase)
+        assert bandwidth == pytest.approx(moved / latency, rel=1e-12)
+        assert table["notes"][0].startswith("time-based: each phase repeated its transfers for")
+
+
+def test_a_crowded_node_is_noted(configs, hpcio, tmp_path):
+    lines = (configs / "configs.jsonl").read_text().splitlines()
+    crowded = []
+    for line, cores in zip(lines, (1, 2, None), strict=True):
+        record = json.loads(line)
+        record["cores_per_node"] = cores
+        crowded.append(json.dumps(record))
+    path = tmp_path / "crowded.jsonl"
+    path.write_text("\n".join(crowded) + "\n")
+    tables = json.loads(report(hpcio, "json", path))
+    warned = "ranks outnumber cores: 2 ranks per node on 1 cores"
+    assert [any(n.startswith(warned) for n in t["notes"]) for t in tables] == [True] * 2 + [
+        False
+    ] * 4
+    assert warned in report(hpcio, "md", path)

@@ -108,3 +108,15 @@ def test_report_prints_one_line_and_exits_2(lines, tmp_path, hpcio, error_line):
             "summary.read.seconds.mean is None, not a number"
         )
     assert not (tmp_path / "p.html").exists()
+
+
+def test_cores_per_node_is_optional_and_typed(lines, tmp_path):
+    old = results_io.read(broken(lines, tmp_path, drop_field("cores_per_node")))[1]
+    assert old.cores_per_node is None
+    read = results_io.read(broken(lines, tmp_path, set_field("cores_per_node", value=3)))[1]
+    assert read.cores_per_node == 3
+    assert results_io.read(broken(lines, tmp_path, set_field("cores_per_node", value=None)))
+    path = broken(lines, tmp_path, set_field("cores_per_node", value="2"))
+    with pytest.raises(ResultsError) as caught:
+        results_io.read(path)
+    assert str(caught.value).endswith("cores_per_node is '2', not int | None")

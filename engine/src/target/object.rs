@@ -479,6 +479,19 @@ impl Target for ObjectTarget {
         self.runtime.block_on(store.delete(&path)).map_err(reason)
     }
 
+    fn warm(&self, connections: usize) {
+        if self.kind == "memory" {
+            return;
+        }
+        // Concurrent HEADs of a name no run writes (a 404 is an answer too): each opens a
+        // connection of its own, which the pool keeps for the phases where the server keeps
+        // it alive, and the first pays the client's one-time set-up (35 ms of TLS set-up on
+        // this machine, against 5 ms for the next).
+        let path = self.path(".hpcio-warm");
+        let heads = (0..connections.max(1)).map(|_| self.store.head(&path));
+        let _ = self.runtime.block_on(futures::future::join_all(heads));
+    }
+
     fn begin_shared(&self, key: &str) -> io::Result<String> {
         let id = if self.kind == "azure" {
             // Azure has no upload to create: blocks are staged against the blob's name.

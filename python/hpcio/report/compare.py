@@ -19,6 +19,7 @@ from typing import Any
 
 from hpcio.errors import SpecError
 from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
+from hpcio.report.pooled import iteration_count, pooled_stats
 from hpcio.results.schema import ResultDocument, Stats
 
 _MIB = float(1 << 20)
@@ -36,6 +37,10 @@ RULE = (
 BEYOND = "beyond spread"
 WITHIN = "within spread"
 NO_SPREAD = "no spread (1 iteration)"
+REPEATED = (
+    "repeated runs: where a file holds several runs of one point, its mean and stddev are over "
+    "all their iterations (JSON: runs)"
+)
 ONLY_A = "only in A"
 ONLY_B = "only in B"
 NOTHING_MATCHED = (
@@ -55,6 +60,9 @@ class Side:
     stats: Stats
     iterations: int
     spec: dict[str, Any]
+    #: Documents of the point in this file (a run repeated): stats are over all their
+    #: iterations.
+    runs: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +124,11 @@ class Comparison:
         return sum(1 for p in self.points if p.a is not None and p.b is not None)
 
     @property
+    def repeated(self) -> int:
+        """Points measured by more than one run in a file."""
+        return sum(1 for p in self.points if any(side and side.runs > 1 for side in (p.a, p.b)))
+
+    @property
     def has_other(self) -> bool:
         return any(p.other_fields for p in self.points)
 
@@ -145,11 +158,12 @@ def compare(
 
     Points match on pattern, phase and every spec field that shapes the I/O (target URL,
     ranks, sizes, options), not on iterations, keep or seed, nor on the fields in `ignore`
-    (say "target" to compare two file systems). Within one file a later document for a point
-    replaces an earlier one, as in the report's tables.
+    (say "target" to compare two file systems). Within one file the documents of one point
+    (a run repeated) are pooled: mean and stddev over all their iterations.
 
     Raises:
-        SpecError: `ignore` names a field no document has.
+        SpecError: `ignore` names a field no document has, or one file holds runs of a point
+            that differ only in ignored fields.
     """
     runs = [d.run for d in (*a_docs, *b_docs)]
     known = {name for run in runs for name in spec_fields(run)}
@@ -159,14 +173,22 @@ def compare(
                 f"--ignore {name}: not a spec field; choose from {', '.join(sorted(known))}"
             )
     statistic = METRICS[metric][0]
-    sides: dict[tuple[PointKey, str], dict[str, Side]] = {}
+    measured: dict[tuple[PointKey, str], dict[str, list[ResultDocument]]] = {}
     for which, docs in (("a", a_docs), ("b", b_docs)):
         for doc in docs:
-            for phase, summary in doc.summary.items():
+            for phase in doc.summary:
                 key = (point_key(doc.run, without=ignore), phase)
-                sides.setdefault(key, {})[which] = Side(
-                    getattr(summary, statistic), summary.iterations, spec_fields(doc.run)
-                )
+                measured.setdefault(key, {}).setdefault(which, []).append(doc)
+    sides: dict[tuple[PointKey, str], dict[str, Side]] = {}
+    for (key, phase), by_file in measured.items():
+        for which, docs in by_file.items():
+            _refuse_mixed(docs, ignore, a_name if which == "a" else b_name)
+            sides.setdefault((key, phase), {})[which] = Side(
+                pooled_stats(docs, phase, statistic),
+                iteration_count(docs, phase),
+                spec_fields(docs[0].run),
+                len(docs),
+            )
     others = tuple(f for f in varying_fields(runs) if f not in _COLUMN_FIELDS)
     points = [
         ComparedPoint(phase, pair.get("a"), pair.get("b"), others)
@@ -191,6 +213,22 @@ def compare(
         )
 
     return Comparison(a_name, b_name, metric, tuple(sorted(points, key=order)), tuple(ignore))
+
+
+def _refuse_mixed(docs: Sequence[ResultDocument], ignore: Sequence[str], name: str) -> None:
+    """One file's documents for one point must be the same run repeated: runs that differ
+    only in an --ignore field cannot be told apart, and pooling them would mix them.
+
+    Raises:
+        SpecError: naming the file and the fields.
+    """
+    if len({point_key(doc.run) for doc in docs}) > 1:
+        differ = [f for f in varying_fields(doc.run for doc in docs) if f in ignore]
+        raise SpecError(
+            f"--ignore {','.join(ignore)}: {name} holds runs of one point that differ in "
+            f"{', '.join(differ)}; compare them separately, or do not ignore "
+            f"{', '.join(differ)}"
+        )
 
 
 def columns(comparison: Comparison) -> list[str]:
@@ -261,6 +299,7 @@ def summary_lines(comparison: Comparison) -> list[str]:
         + ("faster" if comparison.metric == "bandwidth" else "slower"),
         RULE,
         *([f"matched ignoring: {ignored}"] if ignored else []),
+        *([REPEATED] if comparison.repeated else []),
         f"points: {counts or 'none'}",
         *([NOTHING_MATCHED] if comparison.points and not comparison.matched else []),
     ]
@@ -301,6 +340,7 @@ def _as_json(comparison: Comparison) -> dict[str, Any]:
             "max": s.max,
             "stddev": s.stddev,
             "iterations": one.iterations,
+            "runs": one.runs,
             "spec": {k: list(v) if isinstance(v, tuple) else v for k, v in one.spec.items()},
         }
 

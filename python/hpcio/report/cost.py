@@ -226,7 +226,14 @@ def _posix_as_object(
     run: Mapping[str, object], doc: ResultDocument, priced_as: str
 ) -> tuple[dict[str, int], list[str]]:
     ranks = int(run["ranks"])  # type: ignore[arg-type]
-    objects = 1 if run["pattern"] in _SHARED_FILE else ranks
+    size_per_rank = int(run["size_per_rank_bytes"])  # type: ignore[arg-type]
+    files_per_rank = int(run.get("files_per_rank") or 1)  # type: ignore[call-overload]
+    transfer = int(run["transfer_bytes"])  # type: ignore[arg-type]
+    shared = run["pattern"] in _SHARED_FILE
+    object_bytes = size_per_rank * ranks if shared else size_per_rank // files_per_rank
+    # Transfers that make one object: a time-based run (--duration) goes over its files
+    # again and again, and every pass is an upload of its own.
+    parts_per_object = max(1, -(-object_bytes // transfer))
     billed: dict[str, int] = {}
 
     def add(name: str, count: int) -> None:
@@ -237,17 +244,18 @@ def _posix_as_object(
     for phase in doc.phases:
         if phase.phase == "write":
             transfers = phase.requests.get("write", 0)
-            if transfers <= objects:
+            uploads = -(-transfers // parts_per_object)
+            if parts_per_object == 1:
                 add("put", transfers)
             elif priced_as == "azure":
                 multipart = True
                 add("put_block", transfers)
-                add("put_block_list", objects)
+                add("put_block_list", uploads)
             else:
                 multipart = True
-                add("create_multipart", objects)
+                add("create_multipart", uploads)
                 add("upload_part", transfers)
-                add("complete_multipart", objects)
+                add("complete_multipart", uploads)
         else:
             add("get", phase.requests.get("read", 0))
     notes = [
@@ -255,7 +263,10 @@ def _posix_as_object(
         "one transfer is one PUT, in several a multipart upload with one part per transfer; "
         "each read transfer one GET; the untimed layout of reading patterns is not counted)"
     ]
-    transfer = int(run["transfer_bytes"])  # type: ignore[arg-type]
+    if run.get("duration_s") is not None:
+        notes.append(
+            "time-based run: every pass over a file counts as a new PUT or upload of its object"
+        )
     if multipart and priced_as in ("s3", "gcs") and transfer < _MIN_PART_BYTES:
         notes.append(
             f"a real {priced_as} run needs parts of at least {format_bytes(_MIN_PART_BYTES)}; "

@@ -144,13 +144,15 @@ def _slug(text: str) -> str:
 def _study_tables(tables_: Sequence[Table]) -> str:
     parts = []
     for t in tables_:
-        rows = [[(format_cell(v, c), v) for c, v in enumerate(row)] for row in t.rows]
+        rows = [
+            [(format_cell(v, k), v) for v, k in zip(row, t.kinds, strict=True)] for row in t.rows
+        ]
         parts.append(f"<h3>{escape(t.title)}</h3>")
         parts.append(_table(t.columns, rows, table_id=f"table-{_slug(t.title)}"))
         parts.extend(f'<p class="note">Note: {escape(n)}</p>' for n in t.notes)
     parts.append(
         '<p class="note">Latency is the mean phase time over iterations; Bandwidth is File '
-        "Size / Latency.</p>"
+        "Size / Latency, or for time-based runs the bytes moved per iteration / Latency.</p>"
     )
     return "\n".join(parts)
 
@@ -187,9 +189,9 @@ class Caveat:
 
 def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
     """Every cause for doubt in the documents: reads that may have come from the page cache
-    (with each run's cache notes), interrupted runs, failed operations, throttled or retried
-    requests, an engine built without optimisation. Runs are numbered from 1 in the order of
-    the files."""
+    (with each run's cache notes), more ranks on a node than cores, interrupted runs, failed
+    operations, throttled or retried requests, an engine built without optimisation. Runs are
+    numbered from 1 in the order of the files."""
     titled = [(n, _run_title(d), d) for n, d in enumerate(docs, start=1)]
     found = []
     cached = [(n, title, d) for n, title, d in titled if d.cache.reads_may_hit_page_cache]
@@ -206,6 +208,14 @@ def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
             if warning.startswith(PAGE_CACHE_WARNING):
                 continue  # gathered above, over all runs
             found.append(Caveat(f"run {n} ({title}): {warning}"))
+        if doc.cores_per_node is not None and doc.ranks_per_node > doc.cores_per_node:
+            found.append(
+                Caveat(
+                    f"run {n} ({title}): ranks outnumber cores: {doc.ranks_per_node} ranks per "
+                    f"node on {doc.cores_per_node} cores; ranks shared cores, which slows what "
+                    "its figures measure"
+                )
+            )
         if doc.status != "complete":
             found.append(
                 Caveat(

@@ -2,45 +2,87 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from hpcio.report.plots import Plot
+from hpcio.report.points import describe, point_key, spec_fields, varying_fields
+from hpcio.report.pooled import pooled_stats
 from hpcio.results.schema import ResultDocument
 from hpcio.workloads.profiles.iozone import PROFILE_PREFIX, TESTS
 
 _WIDTH = 14
+#: Fields an IOzone sweep varies itself: its rows (file and record size) and its tests.
+_SWEPT = ("size_per_rank_bytes", "transfer_bytes", "profile", "phases", "random_offsets", "verify")
 
 
 def is_iozone(doc: ResultDocument) -> bool:
     return str(doc.run.get("profile") or "").startswith(PROFILE_PREFIX)
 
 
+def _test_and_phase(doc: ResultDocument) -> tuple[str, str]:
+    (phase,) = doc.run["phases"]
+    return str(doc.run["profile"])[len(PROFILE_PREFIX) :], str(phase)
+
+
 def iozone_rates(docs: Sequence[ResultDocument]) -> dict[tuple[int, int], dict[str, float]]:
-    """(file bytes, record bytes) -> test -> KiB/s (mean over iterations)."""
-    rates: dict[tuple[int, int], dict[str, float]] = {}
+    """(file bytes, record bytes) -> test -> KiB/s (mean over iterations; over all iterations
+    of every document where a test of a point ran more than once)."""
+    runs: dict[tuple[int, int], dict[str, list[ResultDocument]]] = {}
     for doc in docs:
         if not is_iozone(doc):
             continue
-        test = str(doc.run["profile"])[len(PROFILE_PREFIX) :]
-        (phase,) = doc.run["phases"]
-        summary = doc.summary.get(phase)
-        if summary is None:
+        test, phase = _test_and_phase(doc)
+        if phase not in doc.summary:
             continue
         point = (int(doc.run["size_per_rank_bytes"]), int(doc.run["transfer_bytes"]))
-        rates.setdefault(point, {})[test] = summary.bandwidth_mib_s.mean * 1024
-    return rates
+        runs.setdefault(point, {}).setdefault(test, []).append(doc)
+    return {
+        point: {
+            test: pooled_stats(chosen, _test_and_phase(chosen[0])[1], "bandwidth_mib_s").mean * 1024
+            for test, chosen in by_test.items()
+        }
+        for point, by_test in runs.items()
+    }
 
 
 def iozone_table(docs: Sequence[ResultDocument]) -> str:
-    """IOzone's layout: one line per (file size, record size) in kB, one column per test."""
+    """IOzone's layout: one line per (file size, record size) in kB, one column per test; one
+    table per configuration (target, ranks, --direct...), titled by what differs."""
+    configs: dict[object, list[ResultDocument]] = {}
+    for doc in docs:
+        if is_iozone(doc):
+            configs.setdefault(point_key(doc.run, without=_SWEPT), []).append(doc)
+    every = [doc.run for chosen in configs.values() for doc in chosen]
+    varying = [name for name in varying_fields(every) if name not in _SWEPT]
+    tables = []
+    for chosen in configs.values():
+        title = "KiB/s per file (IOzone's table; files per rank, ranks add up)"
+        if varying:
+            title += ": " + describe(spec_fields(chosen[0].run), varying)
+        tables.append(_one_table(title, chosen))
+    return "\n\n".join(tables)
+
+
+def _one_table(title: str, docs: Sequence[ResultDocument]) -> str:
     header = f"{'kB':>12}{'reclen':>8}" + "".join(f"{test:>{_WIDTH}}" for test in TESTS)
-    lines = ["KiB/s per file (IOzone's table; files per rank, ranks add up)", header]
+    lines = [title, header]
     for (file_bytes, record_bytes), by_test in sorted(iozone_rates(docs).items()):
         cells = "".join(
             f"{by_test[test]:>{_WIDTH}.0f}" if test in by_test else f"{'-':>{_WIDTH}}"
             for test in TESTS
         )
         lines.append(f"{file_bytes >> 10:>12}{record_bytes >> 10:>8}{cells}")
+    counts = Counter(
+        (doc.run["size_per_rank_bytes"], doc.run["transfer_bytes"], doc.run["profile"])
+        for doc in docs
+    )
+    most = max(counts.values(), default=1)
+    if most > 1:
+        lines.append(
+            f"Note: some tests ran up to {most} times (documents of the same point): their "
+            "KiB/s is the mean over all their iterations"
+        )
     return "\n".join(lines)
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
-from hpcio.results.schema import PhaseSummary, ResultDocument, Stats
+from hpcio.report.pooled import iterations_of, pooled_stats
+from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
 
 if TYPE_CHECKING:
@@ -29,6 +30,9 @@ CDF_QUANTILES = (
     *(i / 100 for i in range(100)),
     *(1 - 10 ** (-2 - 2 * i / 99) for i in range(100)),
 )
+#: A phase over time is drawn from this many intervals up: one interval is a flat step with
+#: nothing to show (a phase under the engine's 10 ms buckets has only one).
+MIN_INTERVALS = 2
 #: PNG resolution; SVG is resolution-free.
 PNG_DPI = 150
 #: Above this ratio of largest to smallest value a y axis is logarithmic.
@@ -97,13 +101,25 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
             )
         )
     for phase in _phases(docs):
-        timed = [d for d in docs if any(p.phase == phase and p.series for p in d.phases)]
-        if timed:
+        timed = [d for d in docs if _first_series(d, phase) is not None]
+        drawn = [d for d in timed if len(_first_series(d, phase) or ()) >= MIN_INTERVALS]
+        if timed and not drawn:
+            skipped.append(
+                f"{phase} over time: skipped, every {phase} phase is too short to draw (fewer "
+                f"than {MIN_INTERVALS} intervals of the engine's 10 ms)"
+            )
+        elif drawn:
+            if len(drawn) < len(timed):
+                skipped.append(
+                    f"{phase} over time: {len(timed) - len(drawn)} run(s) left out, their "
+                    f"{phase} phase too short to draw (fewer than {MIN_INTERVALS} intervals "
+                    "of the engine's 10 ms)"
+                )
             plots.append(
                 Plot(
                     f"over-time-{phase}",
                     f"{phase} over time: MiB/s and p99 latency per interval",
-                    over_time(series_by_point(timed, phase), phase),
+                    over_time(series_by_point(drawn, phase), phase),
                 )
             )
     for phase in _phases(docs):
@@ -160,7 +176,7 @@ def bandwidth_vs_size(series: Sequence[Series], phase: str) -> Figure:
         series,
         phase,
         x=lambda doc: int(doc.run["size_per_rank_bytes"]),
-        y=lambda summary: summary.bandwidth_mib_s,
+        statistic="bandwidth_mib_s",
         xlabel="size per rank",
         ylabel=f"{phase} bandwidth (MiB/s), mean; bars min..max",
         x_tick=format_bytes,
@@ -173,7 +189,7 @@ def latency_vs_size(series: Sequence[Series], phase: str) -> Figure:
         series,
         phase,
         x=lambda doc: int(doc.run["size_per_rank_bytes"]),
-        y=lambda summary: summary.seconds,
+        statistic="seconds",
         xlabel="size per rank",
         ylabel=f"{phase} phase time (s), mean; bars min..max",
         x_tick=format_bytes,
@@ -186,7 +202,7 @@ def bandwidth_vs_ranks(series: Sequence[Series], phase: str) -> Figure:
         series,
         phase,
         x=lambda doc: doc.ranks,
-        y=lambda summary: summary.bandwidth_mib_s,
+        statistic="bandwidth_mib_s",
         xlabel="ranks",
         ylabel=f"{phase} bandwidth (MiB/s), mean; bars min..max",
         x_tick=lambda ranks: f"{ranks:g}",
@@ -198,8 +214,8 @@ def latency_cdf(series: Sequence[Series], phase: str) -> Figure:
     histograms of all iterations merged (exact: counts add), on a log latency axis."""
     figure, axes = _new_figure()
     for index, one in enumerate(series):
-        # A series here is one point; a repeated point's later document replaces the earlier.
-        latencies_s = latency_quantiles_s(one.docs[-1], phase, CDF_QUANTILES)
+        # A series here is one point: a repeated point's documents merge their histograms.
+        latencies_s = latency_quantiles_s(one.docs, phase, CDF_QUANTILES)
         axes.plot(
             latencies_s,
             CDF_QUANTILES,
@@ -244,11 +260,13 @@ def over_time(series: Sequence[Series], phase: str) -> Figure:
     return figure
 
 
-def latency_quantiles_s(doc: ResultDocument, phase: str, quantiles: Sequence[float]) -> list[float]:
-    """Per-op latency in seconds at each quantile of `phase`, over every iteration of `doc`."""
+def latency_quantiles_s(
+    docs: Sequence[ResultDocument], phase: str, quantiles: Sequence[float]
+) -> list[float]:
+    """Per-op latency in seconds at each quantile of `phase`, over every iteration of `docs`."""
     from hpcio import _engine
 
-    parts = [base64.b64decode(p.latency_hdr_b64) for p in doc.phases if p.phase == phase]
+    parts = [base64.b64decode(p.latency_hdr_b64) for p in iterations_of(docs, phase)]
     summary = _engine.histogram_summary(_engine.histogram_merge(parts), list(quantiles))
     return [ns / 1e9 for ns in summary["quantiles_ns"]]
 
@@ -280,20 +298,22 @@ def _summary_figure(
     phase: str,
     *,
     x: Callable[[ResultDocument], float],
-    y: Callable[[PhaseSummary], Stats],
+    statistic: str,
     xlabel: str,
     ylabel: str,
     x_tick: Callable[[float], str],
 ) -> Figure:
-    """One line per series of summary statistics against x (log2), min..max as error bars."""
+    """One line per series of a summary statistic against x (log2), min..max as error bars."""
     figure, axes = _new_figure()
     ticks: set[float] = set()
     values: list[float] = []
     for index, one in enumerate(series):
-        # Later documents for the same x replace earlier ones, as in the report's tables.
-        by_x = {x(doc): y(doc.summary[phase]) for doc in one.docs}
-        xs = sorted(by_x)
-        stats = [by_x[v] for v in xs]
+        # Documents of the same x (a run repeated) pool their iterations, as in the tables.
+        at_x: dict[float, list[ResultDocument]] = {}
+        for doc in one.docs:
+            at_x.setdefault(x(doc), []).append(doc)
+        xs = sorted(at_x)
+        stats = [pooled_stats(at_x[v], phase, statistic) for v in xs]
         means = [s.mean for s in stats]
         axes.errorbar(
             xs,
@@ -342,6 +362,12 @@ def _line_style(index: int) -> dict[str, Any]:
 def _legend(axes: Axes) -> None:
     if axes.get_legend_handles_labels()[0]:
         axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def _first_series(doc: ResultDocument, phase: str) -> tuple[float, ...] | None:
+    """MiB/s per interval of the first iteration of `phase` that has them, or None."""
+    first = next((p.series for p in doc.phases if p.phase == phase and p.series), None)
+    return None if first is None else first.mib_s
 
 
 def _phases(docs: Iterable[ResultDocument]) -> list[str]:

@@ -12,15 +12,19 @@ from hpcio.units import format_bytes
 #: kept afterwards, which payload bytes went out.
 IGNORED_FIELDS = frozenset({"iterations", "keep", "seed"})
 
+#: Spec fields a document writes only when they are not their default: absent means this.
+ABSENT_MEANS = {"files_per_rank": 1, "random_offsets": False, "drop_caches": False}
+
 #: A point's identity: sorted (field, value) pairs, hashable.
 PointKey = tuple[tuple[str, Any], ...]
 
 
 def spec_fields(run: Mapping[str, Any]) -> dict[str, Any]:
     """The run spec as flat, hashable fields: the target is its URL (its options are settings
-    such as credentials, not what was measured), lists become tuples, ignored fields go."""
+    such as credentials, not what was measured), lists become tuples, ignored fields go, and
+    fields written only when set get their default where absent."""
     fields: dict[str, Any] = {}
-    for name, value in run.items():
+    for name, value in {**run, **{k: v for k, v in ABSENT_MEANS.items() if k not in run}}.items():
         if name in IGNORED_FIELDS:
             continue
         if name == "target":
@@ -38,12 +42,11 @@ def point_key(run: Mapping[str, Any], *, without: Iterable[str] = ()) -> PointKe
 
 
 def varying_fields(runs: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Fields whose value is not the same in every run, in spec order."""
-    seen: dict[str, set[Any]] = {}
-    for run in runs:
-        for name, value in spec_fields(run).items():
-            seen.setdefault(name, set()).add(value)
-    return [name for name, values in seen.items() if len(values) > 1]
+    """Fields whose value is not the same in every run, in spec order. A field some runs lack
+    (written only when set, such as duration_s or profile) varies when others have it."""
+    every = [spec_fields(run) for run in runs]
+    names = dict.fromkeys(name for fields in every for name in fields)
+    return [name for name in names if len({fields.get(name) for fields in every}) > 1]
 
 
 def describe(fields: Mapping[str, Any], names: Iterable[str]) -> str:
@@ -58,12 +61,19 @@ def describe(fields: Mapping[str, Any], names: Iterable[str]) -> str:
             words.append(f"{value} rank{'' if value == 1 else 's'}")
         elif name == "size_per_rank_bytes" and isinstance(value, int):
             words.append(f"{format_bytes(value)}/rank")
-        elif isinstance(value, bool):
-            words.append(name if value else f"no {name}")
-        elif name.endswith("_bytes") and isinstance(value, int):
-            words.append(f"{name.removesuffix('_bytes').replace('_', ' ')} {format_bytes(value)}")
         elif name == "phases":
             words.append("phases " + (",".join(value) if value else "default"))
+        elif value is None or isinstance(value, bool):
+            words.append(_words(name) if value else f"no {_words(name)}")
+        elif name.endswith("_bytes") and isinstance(value, int):
+            words.append(f"{_words(name)} {format_bytes(value)}")
+        elif name.endswith("_s") and isinstance(value, int | float):
+            words.append(f"{_words(name)} {value:g} s")
         else:
             words.append(f"{name.replace('_', ' ')} {value}")
     return " ".join(words)
+
+
+def _words(name: str) -> str:
+    """A field's name without its unit, in words: duration_s -> 'duration'."""
+    return name.removesuffix("_bytes").removesuffix("_s").replace("_", " ")

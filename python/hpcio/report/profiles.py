@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hpcio.report.points import describe, point_key, spec_fields, varying_fields
+from hpcio.report.pooled import pooled_latency, pooled_stats
 from hpcio.results.schema import ResultDocument
 
 _PHASES = (("write", "Writes"), ("read", "Reads"))
@@ -28,30 +30,61 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(header), rule, *(line(r) for r in rows)])
 
 
+def profile_columns(docs: Sequence[ResultDocument]) -> list[tuple[str, list[ResultDocument]]]:
+    """One column per measured configuration, in order of appearance: its profile's name, and
+    where one profile ran in several configurations what differs between them; documents of
+    the same configuration (a run repeated) share a column that says how many they were."""
+    groups: dict[object, list[ResultDocument]] = {}
+    for doc in docs:
+        groups.setdefault(point_key(doc.run), []).append(doc)
+    columns = []
+    for group in groups.values():
+        name = profile_name(group[0])
+        same_name = [d.run for g in groups.values() if profile_name(g[0]) == name for d in g]
+        varying = [f for f in varying_fields(same_name) if f != "profile"]
+        label = name
+        if varying:
+            label += f" ({describe(spec_fields(group[0].run), varying)})"
+        if len(group) > 1:
+            label += f" [{len(group)} runs]"
+        columns.append((label, group))
+    return columns
+
+
+def _with_phase(group: Sequence[ResultDocument], phase: str) -> list[ResultDocument]:
+    return [doc for doc in group if phase in doc.summary]
+
+
 def bandwidth_table(docs: Sequence[ResultDocument]) -> str:
     """MiB/s (mean over iterations) per phase (rows) and profile (columns)."""
+    columns = profile_columns(docs)
     rows = []
     for phase, label in _PHASES:
         cells = [f"{label}:"]
-        for doc in docs:
-            summary = doc.summary.get(phase)
-            cells.append(_NONE if summary is None else f"{summary.bandwidth_mib_s.mean:.2f}")
+        for _, group in columns:
+            chosen = _with_phase(group, phase)
+            mean = pooled_stats(chosen, phase, "bandwidth_mib_s").mean if chosen else None
+            cells.append(_NONE if mean is None else f"{mean:.2f}")
         rows.append(cells)
-    return _table(["MiB/s", *(profile_name(d) for d in docs)], rows)
+    return _table(["MiB/s", *(name for name, _ in columns)], rows)
 
 
 def latency_table(docs: Sequence[ResultDocument]) -> str:
     """Per-op latency in ms (average, median, 99th) per phase (rows) and profile (columns)."""
+    columns = profile_columns(docs)
     rows = []
     for phase, label in _PHASES:
+        latencies = [
+            pooled_latency(chosen, phase) if (chosen := _with_phase(group, phase)) else None
+            for _, group in columns
+        ]
         for field, statistic in _LATENCIES:
             cells = [f"{label} {statistic}:"]
-            for doc in docs:
-                summary = doc.summary.get(phase)
-                value = None if summary is None else getattr(summary.latency, field) * 1e3
+            for latency in latencies:
+                value = None if latency is None else getattr(latency, field) * 1e3
                 cells.append(_NONE if value is None else f"{value:.3f}")
             rows.append(cells)
-    return _table(["in ms", *(profile_name(d) for d in docs)], rows)
+    return _table(["in ms", *(name for name, _ in columns)], rows)
 
 
 def profile_tables(docs: Sequence[ResultDocument]) -> str:
@@ -63,5 +96,6 @@ def profile_tables(docs: Sequence[ResultDocument]) -> str:
         "Latency per operation (ms)",
         latency_table(docs),
     ]
-    lines.extend(f"warning: {profile_name(d)}: {w}" for d in docs for w in d.warnings)
+    warned = dict.fromkeys(f"warning: {profile_name(d)}: {w}" for d in docs for w in d.warnings)
+    lines.extend(warned)
     return "\n".join(lines)

@@ -1,6 +1,7 @@
-"""The studies' tables from result documents: per pattern and phase, one row per size, one
-Latency/Bandwidth column pair per target. Latency is the mean phase time over iterations and
-Bandwidth is File Size / Latency, so every row is consistent (as in reference/000_*, 001_*)."""
+"""The studies' tables from result documents: per pattern, phase and configuration, one row per
+size, one Latency/Bandwidth column pair per target. Latency is the mean phase time over
+iterations and Bandwidth is File Size / Latency, so every row is consistent (as in
+reference/000_*, 001_*); a time-based run's Bandwidth is the bytes it moved / Latency."""
 
 from __future__ import annotations
 
@@ -10,9 +11,16 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
+from hpcio.report.pooled import is_time_based, mean_bytes_moved, mean_seconds
 from hpcio.results.schema import ResultDocument
 
 _MIB = float(1 << 20)
+#: Spec fields a table spreads over its rows (sizes, ranks) and columns (targets); every other
+#: field that differs between runs gives them tables of their own.
+_ROW_AND_COLUMN_FIELDS = ("pattern", "target", "ranks", "size_per_rank_bytes")
+#: How each kind of column prints.
+_FORMATS = {"size": "g", "moved": ".1f", "latency": ".5f", "bandwidth": ".3f", "runs": "d"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,62 +29,143 @@ class Table:
     columns: tuple[str, ...]
     rows: tuple[tuple[float | None, ...], ...]
     notes: tuple[str, ...] = ()
+    #: Each column's kind (a key of _FORMATS): cells print by kind, never by header, which
+    #: holds a target URL that may contain any word.
+    kinds: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _Group:
+    """The documents of one table: one pattern, phase and configuration."""
+
+    pattern: str
+    phase: str
+    docs: list[ResultDocument]
 
 
 def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
-    """One table per (pattern, phase), in the order they first appear; later documents for the
-    same point replace earlier ones."""
-    cells: dict[tuple[str, str], dict[tuple[int, int], dict[str, float]]] = {}
-    targets: dict[tuple[str, str], list[str]] = {}
-    cached: dict[tuple[str, str], set[str]] = {}
+    """One table per pattern, phase and configuration (every spec field that shapes the I/O
+    but sizes, ranks and target), in the order they first appear, titled by what differs
+    from the other tables of the pattern and phase. Documents of the same point (a run
+    repeated) are pooled: Latency is the mean over all their iterations, and a Runs column
+    says how many there were."""
+    groups: dict[tuple[str, str, PointKey], _Group] = {}
     for doc in docs:
-        run = doc.run
-        file_bytes = int(run["size_per_rank_bytes"]) * doc.ranks
-        for phase, summary in doc.summary.items():
-            key = (str(run["pattern"]), phase)
-            url = str(run["target"]["url"])  # type: ignore[index]
-            targets.setdefault(key, [])
-            if url not in targets[key]:
-                targets[key].append(url)
-            row = cells.setdefault(key, {}).setdefault(
-                (file_bytes, int(run["size_per_rank_bytes"])), {}
-            )
-            row[url] = summary.seconds.mean
-            if phase == "read" and doc.cache.reads_may_hit_page_cache:
-                cached.setdefault(key, set()).add(url)
-    tables = []
-    for (pattern, phase), rows in cells.items():
-        urls = targets[(pattern, phase)]
-        labels = [""] if len(urls) == 1 else [f"{u} " for u in urls]
-        columns = ["File Size (MiB)", "File Size Per Proc (MiB)"]
-        for label in labels:
-            columns += [f"{label}Latency (s)", f"{label}Bandwidth (MiB/s)"]
-        body = []
-        for (file_bytes, per_proc), by_url in sorted(rows.items()):
-            line: list[float | None] = [file_bytes / _MIB, per_proc / _MIB]
-            for url in urls:
-                latency = by_url.get(url)
-                bandwidth = file_bytes / _MIB / latency if latency else None
-                line += [latency, bandwidth]
-            body.append(tuple(line))
-        notes = tuple(
+        pattern = str(doc.run["pattern"])
+        for phase in doc.summary:
+            config = point_key(doc.run, without=_ROW_AND_COLUMN_FIELDS)
+            groups.setdefault((pattern, phase, config), _Group(pattern, phase, [])).docs.append(doc)
+    by_phase: dict[tuple[str, str], list[ResultDocument]] = {}
+    for (pattern, phase, _), group in groups.items():
+        by_phase.setdefault((pattern, phase), []).extend(group.docs)
+    varying = {
+        key: [
+            name
+            for name in varying_fields(d.run for d in chosen)
+            if name not in _ROW_AND_COLUMN_FIELDS
+        ]
+        for key, chosen in by_phase.items()
+    }
+    return [_table(group, varying[(group.pattern, group.phase)]) for group in groups.values()]
+
+
+def _table(group: _Group, varying: Sequence[str]) -> Table:
+    phase = group.phase
+    fields = spec_fields(group.docs[0].run)
+    title = f"{group.pattern} {phase}"
+    if varying:
+        title += ": " + ", ".join(describe(fields, [name]) for name in varying)
+    timed = is_time_based(group.docs[0].run)
+    urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))  # type: ignore[index]
+    cells: dict[tuple[int, int], dict[str, list[ResultDocument]]] = {}
+    for doc in group.docs:
+        per_proc = int(doc.run["size_per_rank_bytes"])
+        url = str(doc.run["target"]["url"])  # type: ignore[index]
+        cells.setdefault((per_proc * doc.ranks, per_proc), {}).setdefault(url, []).append(doc)
+    repeated = any(len(d) > 1 for by_url in cells.values() for d in by_url.values())
+    per_target = [
+        *(["moved"] if timed else []),
+        "latency",
+        "bandwidth",
+        *(["runs"] if repeated else []),
+    ]
+    headers = {
+        "moved": "Moved Per Iteration (MiB)",
+        "latency": "Latency (s)",
+        "bandwidth": "Bandwidth (MiB/s)",
+        "runs": "Runs",
+    }
+    labels = [""] if len(urls) == 1 else [f"{u} " for u in urls]
+    columns = ["File Size (MiB)", "File Size Per Proc (MiB)"]
+    kinds = ["size", "size"]
+    for label in labels:
+        columns += [f"{label}{headers[kind]}" for kind in per_target]
+        kinds += per_target
+    body = []
+    for (file_bytes, per_proc), by_url in sorted(cells.items()):
+        line: list[float | None] = [file_bytes / _MIB, per_proc / _MIB]
+        for url in urls:
+            chosen = by_url.get(url)
+            if not chosen:
+                line += [None] * len(per_target)
+                continue
+            latency = mean_seconds(chosen, phase)
+            moved = mean_bytes_moved(chosen, phase) if timed else file_bytes
+            figures = {
+                "moved": moved / _MIB,
+                "latency": latency,
+                "bandwidth": moved / _MIB / latency if latency else None,
+                "runs": float(len(chosen)),
+            }
+            line += [figures[kind] for kind in per_target]
+        body.append(tuple(line))
+    return Table(
+        title, tuple(columns), tuple(body), _notes(group, urls, timed, repeated), tuple(kinds)
+    )
+
+
+def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> tuple[str, ...]:
+    notes = []
+    if timed:
+        seconds = group.docs[0].run["duration_s"]
+        notes.append(
+            f"time-based: each phase repeated its transfers for {seconds:g} s over files of "
+            "File Size in all; Moved Per Iteration is the bytes one phase moved (all ranks, "
+            "mean over iterations) and Bandwidth is Moved Per Iteration / Latency"
+        )
+    if repeated:
+        notes.append(
+            "Runs: documents measuring the same point (a run repeated); Latency is the mean "
+            "over all their iterations"
+        )
+    if group.phase == "read":
+        notes.extend(
             f"reads from {url} may have been served from the page cache (no --direct, data set "
             "smaller than RAM): see each document's cache record"
             for url in urls
-            if url in cached.get((pattern, phase), ())
+            if any(
+                d.cache.reads_may_hit_page_cache and d.run["target"]["url"] == url  # type: ignore[index]
+                for d in group.docs
+            )
         )
-        tables.append(Table(f"{pattern} {phase}", tuple(columns), tuple(body), notes))
-    return tables
+    crowded = {
+        (d.ranks_per_node, d.cores_per_node)
+        for d in group.docs
+        if d.cores_per_node is not None and d.ranks_per_node > d.cores_per_node
+    }
+    notes.extend(
+        f"ranks outnumber cores: {ranks} ranks per node on {cores} cores; ranks shared cores, "
+        "which slows what these figures measure"
+        for ranks, cores in sorted(crowded)
+    )
+    return tuple(notes)
 
 
-def format_cell(value: float | None, column: int) -> str:
-    """Columns are two sizes, then (latency, bandwidth) pairs: format by position, never by a
-    header, which holds a target URL that may contain any word."""
+def format_cell(value: float | None, kind: str) -> str:
+    """A cell as its column's kind prints it; N/A where there is no value."""
     if value is None:
         return "N/A"
-    if column < 2:
-        return f"{value:g}"
-    return f"{value:.5f}" if column % 2 == 0 else f"{value:.3f}"
+    return f"{int(value) if kind == 'runs' else value:{_FORMATS[kind]}}"
 
 
 def render(tables: Sequence[Table], fmt: str) -> str:
@@ -103,7 +192,8 @@ def render(tables: Sequence[Table], fmt: str) -> str:
         for t in tables:
             writer.writerow(["table", *t.columns])
             writer.writerows(
-                [t.title, *(format_cell(v, c) for c, v in enumerate(r))] for r in t.rows
+                [t.title, *(format_cell(v, k) for v, k in zip(r, t.kinds, strict=True))]
+                for r in t.rows
             )
         return out.getvalue()
     parts = []
@@ -112,7 +202,8 @@ def render(tables: Sequence[Table], fmt: str) -> str:
         parts.append("| " + " | ".join(t.columns) + " |")
         parts.append("|" + "|".join(" ---: " for _ in t.columns) + "|")
         for r in t.rows:
-            parts.append("| " + " | ".join(format_cell(v, c) for c, v in enumerate(r)) + " |")
+            cells = (format_cell(v, k) for v, k in zip(r, t.kinds, strict=True))
+            parts.append("| " + " | ".join(cells) + " |")
         parts.extend(["", *(f"Note: {n}" for n in t.notes)] if t.notes else [])
         parts.append("")
     return "\n".join(parts)

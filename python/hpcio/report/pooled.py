@@ -1,0 +1,65 @@
+"""One point measured by several documents (the same run repeated): its figures pooled over
+every iteration of every document, so that no run silently replaces another. A point of one
+document keeps the figures of its own summary, unchanged."""
+
+from __future__ import annotations
+
+import base64
+import statistics
+from collections.abc import Sequence
+
+from hpcio import _engine
+from hpcio.results.schema import LatencyPercentiles, PhaseFigures, ResultDocument, Stats
+from hpcio.runner.aggregate import latency_percentiles, stats
+
+_MIB = float(1 << 20)
+
+#: The summary statistics that can be pooled, and each one's per-iteration value.
+_PER_ITERATION = {
+    "bandwidth_mib_s": lambda p: p.bandwidth_bytes_per_s / _MIB,
+    "seconds": lambda p: p.phase_time_s,
+}
+
+
+def iterations_of(docs: Sequence[ResultDocument], phase: str) -> list[PhaseFigures]:
+    """Every iteration's figures of `phase`, document after document."""
+    return [p for doc in docs for p in doc.phases if p.phase == phase]
+
+
+def iteration_count(docs: Sequence[ResultDocument], phase: str) -> int:
+    return sum(doc.summary[phase].iterations for doc in docs)
+
+
+def pooled_stats(docs: Sequence[ResultDocument], phase: str, statistic: str) -> Stats:
+    """`statistic` ("bandwidth_mib_s" or "seconds") of `phase` over all iterations of `docs`:
+    one document's own summary, or the statistics of every iteration of several."""
+    if len(docs) == 1:
+        summary_stats: Stats = getattr(docs[0].summary[phase], statistic)
+        return summary_stats
+    value = _PER_ITERATION[statistic]
+    return stats([value(p) for p in iterations_of(docs, phase)])
+
+
+def pooled_latency(docs: Sequence[ResultDocument], phase: str) -> LatencyPercentiles:
+    """Per-op latency of `phase` over every operation of `docs`: one document's own summary,
+    or the percentiles of all their histograms merged (never averaged percentiles)."""
+    if len(docs) == 1:
+        return docs[0].summary[phase].latency
+    parts = [base64.b64decode(p.latency_hdr_b64) for p in iterations_of(docs, phase)]
+    return latency_percentiles(_engine.histogram_merge(parts))
+
+
+def mean_seconds(docs: Sequence[ResultDocument], phase: str) -> float:
+    """The studies' Latency: the mean phase time over every iteration of `docs`."""
+    return pooled_stats(docs, phase, "seconds").mean
+
+
+def mean_bytes_moved(docs: Sequence[ResultDocument], phase: str) -> float:
+    """Bytes the phase moved in one iteration, all ranks, mean over every iteration of `docs`
+    (a time-based phase moves as much as it can in its time, different in each iteration)."""
+    return statistics.fmean(p.bytes_total for p in iterations_of(docs, phase))
+
+
+def is_time_based(run: dict[str, object]) -> bool:
+    """True for runs whose phases repeated their transfers for a time (`--duration`)."""
+    return run.get("duration_s") is not None
