@@ -5,7 +5,7 @@ MiB = 1 << 20
 
 @pytest.fixture
 def run_args(target_dir, file_url):
-    def args(*more, pattern="mfmw", size="1MiB", target=None):
+    def args(*more, pattern="mfmw", size="1MiB", target=None, transfer="256KiB"):
         target = target or file_url(target_dir)
         return (
             "run",
@@ -16,7 +16,7 @@ def run_args(target_dir, file_url):
             "--size-per-rank",
             size,
             "--transfer",
-            "256KiB",
+            transfer,
             *more,
         )
 
@@ -39,11 +39,15 @@ def refused(done, error_line):
         ((), {"size": "1QiB"}, "'1QiB' is not a size; use a number with B, KiB, MiB, GiB or TiB"),
         ((), {"size": "1.3MiB"}, "'1.3MiB' is not a whole number of bytes"),
         (
-            ("--transfer", "384KiB"),
-            {},
+            (),
+            {"transfer": "384KiB"},
             "size per rank (1 MiB) is not a multiple of the transfer (384 KiB)",
         ),
-        (("--segments", "3"), {}, "--size-per-rank 1 MiB does not split into 3 equal segments"),
+        (
+            ("--segments", "3"),
+            {"pattern": "sfmw"},
+            "--size-per-rank 1 MiB does not split into 3 equal segments",
+        ),
         (("-n", "0"), {}, "-n must be at least 1, got 0"),
         (("-n", "-2"), {}, "-n must be at least 1, got -2"),
         (("-i", "0"), {}, "-i must be at least 1, got 0"),
@@ -55,8 +59,8 @@ def refused(done, error_line):
             "sfmr only reads; use --phases read or sfmw/mfmw",
         ),
         (
-            ("--direct", "--transfer", "1000B"),
-            {"size": "2000B"},
+            ("--direct",),
+            {"size": "2000B", "transfer": "1000B"},
             "--direct needs a transfer that is a multiple of 4 KiB, got 1000 B",
         ),
         (

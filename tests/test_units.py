@@ -51,8 +51,13 @@ def test_parse_size_range_doubles():
     assert parse_size_range("1MiB..8MiB") == [MiB, 2 * MiB, 4 * MiB, 8 * MiB]
 
 
-def test_parse_size_range_stops_below_upper_bound():
-    assert parse_size_range("1MiB..5MiB") == [MiB, 2 * MiB, 4 * MiB]
+def test_parse_size_range_refuses_an_upper_bound_doubling_misses():
+    with pytest.raises(SpecError) as refused:
+        parse_size_range("1MiB..3MiB")
+    assert str(refused.value) == (
+        "'1MiB..3MiB': doubling 1 MiB never reaches 3 MiB (it would run 1 MiB, 2 MiB); "
+        "use 1MiB..2MiB or 1MiB..4MiB"
+    )
 
 
 def test_parse_size_range_of_one_size():

@@ -44,7 +44,11 @@ def parse_size(text: str | int) -> int:
 
 
 def parse_size_range(text: str) -> list[int]:
-    """The doubling range "1MiB..1GiB" as [1 MiB, 2 MiB, ..., 1 GiB]; a single size alone."""
+    """The doubling range "1MiB..1GiB" as [1 MiB, 2 MiB, ..., 1 GiB]; a single size alone.
+
+    Raises:
+        SpecError: not sizes, not ascending, or an upper bound that doubling never reaches.
+    """
     if ".." not in text:
         return [parse_size(text)]
     low_text, high_text = text.split("..", 1)
@@ -56,7 +60,20 @@ def parse_size_range(text: str) -> list[int]:
     while size <= high:
         sizes.append(size)
         size *= 2
+    if sizes[-1] != high:
+        # Dropping the upper bound silently would leave out a point the user asked for.
+        ran = ", ".join(format_bytes(s) for s in sizes)
+        raise SpecError(
+            f"'{text}': doubling {format_bytes(low)} never reaches {format_bytes(high)} "
+            f"(it would run {ran}); use "
+            f"{_compact(low)}..{_compact(sizes[-1])} or {_compact(low)}..{_compact(size)}"
+        )
     return sizes
+
+
+def _compact(n: int) -> str:
+    """A size as an option value: '4MiB'."""
+    return format_bytes(n).replace(" ", "")
 
 
 def format_bytes(n: float) -> str:

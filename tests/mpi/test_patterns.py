@@ -18,7 +18,9 @@ KEYS = {
 
 
 def run_args(pattern, target, output, *more):
-    sizes = ["--size-per-rank", "1MiB", "--transfer", "256KiB", "--gather-chunk", "512KiB"]
+    sizes = ["--size-per-rank", "1MiB", "--transfer", "256KiB"]
+    if pattern == "sfsw":
+        sizes += ["--gather-chunk", "512KiB"]
     return (
         "run",
         "--pattern",
@@ -49,7 +51,8 @@ def read_bytes(pattern, more):
 
 VARIANTS = (
     [(p, ()) for p in WRITERS + READERS]
-    + [(p, ("--reorder", "--segments", "2")) for p in WRITERS + READERS]
+    + [(p, ("--reorder", "--segments", "2")) for p in ("sfsw", "sfmw", "sfmr")]
+    + [(p, ("--reorder",)) for p in ("mfmw", "mfmr")]
     + [("sfmr", ("--read-scope", "own"))]
 )
 

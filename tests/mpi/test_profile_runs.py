@@ -8,9 +8,9 @@ pytestmark = pytest.mark.mpi
 MiB = 1 << 20
 
 
-def run_profile(hpcio, target, output, name, *more, ranks=2, env=None):
+def run_profile(hpcio, target, output, name, *more, ranks=2, size="2MiB", env=None):
     done = hpcio(
-        "profile", name, "--target", target, "--size", "2MiB", "--verify",
+        "profile", name, "--target", target, "--size", size, "--verify",
         "-o", output, "-n", ranks, *more, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -111,7 +111,7 @@ def test_each_profile_on_object_stores(hpcio, request, tmp_path, read_documents,
     output = tmp_path / "r.jsonl"
     profile = fio.PROFILES[name]
     size = max(512 << 10, 4 * profile.transfer_bytes)  # 64 objects of 4 KiB or 2 of 1 MiB each
-    run_profile(hpcio, server.url(prefix), output, name, "--size", str(size), env=server.env)
+    run_profile(hpcio, server.url(prefix), output, name, size=str(size), env=server.env)
     (doc,) = read_documents(output)
     objects_per_rank = size // 2 // profile.transfer_bytes
     assert doc["run"]["files_per_rank"] == objects_per_rank

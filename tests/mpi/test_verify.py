@@ -15,7 +15,9 @@ def flip(path, offset):
 
 
 def run(hpcio, file_url, target_dir, pattern, *more):
-    sizes = ["--size-per-rank", "1MiB", "--transfer", "256KiB", "--gather-chunk", "256KiB"]
+    sizes = ["--size-per-rank", "1MiB", "--transfer", "256KiB"]
+    if pattern == "sfsw":
+        sizes += ["--gather-chunk", "256KiB"]
     return hpcio(
         "run", "-n", 4, "--pattern", pattern, "--target", file_url(target_dir), *sizes, "-q", *more
     )
@@ -66,9 +68,22 @@ def test_sfmr_every_rank_finds_the_flip(hpcio, file_url, target_dir, error_line)
 
 def test_untouched_files_verify(hpcio, file_url, target_dir):
     write_kept(hpcio, file_url, target_dir, "mfmw")
+    kept = sorted(p.name for p in target_dir.iterdir())
     done = run(hpcio, file_url, target_dir, "mfmw", "--phases", "read", "--verify")
     assert (done.returncode, done.stderr) == (0, "")
-    assert list(target_dir.iterdir()) == []
+    # A read-only run removes nothing: the data is the earlier run's.
+    assert sorted(p.name for p in target_dir.iterdir()) == kept
+
+
+@pytest.mark.parametrize("pattern", ["mfmw", "sfmw", "sfmr"])
+def test_verify_failure_keeps_the_file_it_names(hpcio, file_url, target_dir, pattern):
+    write_kept(hpcio, file_url, target_dir, "sfmw" if pattern == "sfmr" else pattern)
+    kept = sorted(p.name for p in target_dir.iterdir())
+    flip(target_dir / kept[0], 1000)
+    done = run(hpcio, file_url, target_dir, pattern, "--phases", "read", "--verify")
+    assert done.returncode == 1
+    assert f"verify failed: {kept[0]} offset 1000" in done.stderr
+    assert sorted(p.name for p in target_dir.iterdir()) == kept
 
 
 def test_verify_without_verify_flag_does_not_check(hpcio, file_url, target_dir):

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hpcio.commands import options
 from hpcio.commands.run import (
     add_drop_caches_argument,
+    add_no_space_check_argument,
     add_store_option_argument,
     check_output,
     store_options,
+    typed_options,
 )
 from hpcio.errors import SpecError
 from hpcio.results import io as results_io
@@ -86,16 +90,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--plots", metavar="DIR", help="iozone: write the heat maps as DIR/iozone.png and .svg"
     )
+    add_no_space_check_argument(p)
     p.add_argument("-o", "--output", help="append result documents (JSON Lines) to this file")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the tables")
+    options.once_each(p, keep=("store_option",))
 
 
 def specs(args: argparse.Namespace, ranks: int, nodes: int = 1) -> list[RunSpec]:
     """The runs `args` asks for, validated.
 
     Raises:
-        SpecError: an unknown profile, a bad size, or a store that cannot take a profile.
+        SpecError: an unknown profile, a bad size, a store that cannot take a profile, or an
+            option that does not apply.
     """
+    runs = _specs(args, ranks, nodes)
+    typed = typed_options(args)
+    for run in runs:
+        options.refuse_inapplicable(run, typed & {"store_option", "no_space_check"})
+    if args.no_space_check:
+        runs = [dataclasses.replace(run, space_check=False) for run in runs]
+    return runs
+
+
+def _specs(args: argparse.Namespace, ranks: int, nodes: int) -> list[RunSpec]:
     from hpcio.runner.cache import node_ram_bytes
 
     if args.iterations < 1:

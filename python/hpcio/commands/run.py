@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from hpcio.commands import options
 from hpcio.errors import HpcioError, SpecError
 from hpcio.results import io as results_io
 from hpcio.runner import journal
@@ -176,11 +177,28 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
         help="transfers (parts, GETs) in flight per rank (--concurrency is the same option)",
     )
     p.add_argument("--seed", type=int, default=1, help="payload seed")
+    add_no_space_check_argument(p)
     p.add_argument("-o", "--output", help="append result documents (JSON Lines) to this file")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
+    options.once_each(p, keep=("store_option",))
+
+
+def add_no_space_check_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-space-check",
+        action="store_true",
+        help="POSIX: run even if the data will not fit in the target's free space (for file "
+        "systems that report free space wrongly)",
+    )
+
+
+def typed_options(args: argparse.Namespace) -> set[str]:
+    """The options the user typed (store options are repeatable, so not tracked as once)."""
+    return options.given(args) | ({"store_option"} if args.store_option else set())
 
 
 def _spec(args: argparse.Namespace, pattern: str, size: int, ranks: int) -> RunSpec:
+    """The run `args` asks for, unvalidated (a sweep fits options to each pattern first)."""
     return RunSpec(
         pattern=pattern,
         target=TargetSpec.from_url(args.target, **store_options(args.store_option)),
@@ -203,17 +221,22 @@ def _spec(args: argparse.Namespace, pattern: str, size: int, ranks: int) -> RunS
         random_offsets=args.random,
         duration_s=args.duration,
         drop_caches=args.drop_caches,
-    ).validate()
+        space_check=not args.no_space_check,
+    )
 
 
 def _specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
+    typed = typed_options(args)
     if args.command == "run":
-        return [_spec(args, args.pattern, parse_size(args.size_per_rank), ranks)]
+        run = _spec(args, args.pattern, parse_size(args.size_per_rank), ranks)
+        options.refuse_inapplicable(run, typed)
+        return [run.validate()]
     from hpcio.spec.sweep import grid
 
-    patterns = [p.strip() for p in args.pattern.split(",") if p.strip()]
-    base = _spec(args, patterns[0] if patterns else "", parse_size_range(args.sizes)[0], ranks)
-    return grid(base, patterns, parse_size_range(args.sizes))
+    patterns = [p.strip() for p in args.pattern.split(",") if p.strip()] or [""]
+    sizes = parse_size_range(args.sizes)
+    bases = options.fit_to_each([_spec(args, p, sizes[0], ranks) for p in patterns], typed)
+    return [run for base in bases for run in grid(base, [base.pattern], sizes)]
 
 
 def check_output(path: str | None) -> None:
@@ -305,8 +328,8 @@ def clean_up_after(specs: list[RunSpec], job: str, output: str | None) -> None:
             if aborted:
                 print(f"hpcio: aborted {len(aborted)} incomplete upload(s) the job left on "
                       f"{target.url}", file=sys.stderr)  # fmt: skip
-        if not spec.keep:
-            keys = {k for s in specs for k in patterns.get(s.pattern).keys(s)}
+        if not spec.keep and spec.writes:
+            keys = {k for s in specs if s.writes for k in patterns.get(s.pattern).keys(s)}
             with contextlib.suppress(OSError, HpcioError):  # `hpcio clean` removes the rest
                 open_target(spec).remove(sorted(keys))
     if output and results_io.recover_partial(output):

@@ -55,7 +55,16 @@ def summary(doc: ResultDocument) -> str:
         lines.append("  the store pushed back: " + "; ".join(pushed_back))
     lines.append("  cache: " + "; ".join(doc.cache.notes))
     lines.extend(f"  warning: {w}" for w in doc.warnings)
+    if doc.cores_per_node is not None and doc.cores_per_node < doc.ranks_per_node:
+        lines.append(f"  warning: {oversubscribed(doc.ranks_per_node, doc.cores_per_node)}")
     return "\n".join(lines)
+
+
+def oversubscribed(ranks_per_node: int, cores: int) -> str:
+    return (
+        f"{ranks_per_node} ranks per node shared {cores} core(s): ranks waited for a core, so "
+        "the figures may show the CPU, not the storage"
+    )
 
 
 class Console:

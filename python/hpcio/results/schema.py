@@ -153,9 +153,10 @@ class ResultDocument:
     #: Reasons to doubt the read figures, found when the run ended: a data set the page cache
     #: could hold, a read faster than the target's device or link can carry, a target in RAM.
     warnings: tuple[str, ...] = ()
-    #: The fewest CPU cores a rank of any node of the job could run on (its affinity mask);
-    #: None where unknown, as in documents written before the field existed. Ranks per node
-    #: above it share cores, which slows what the figures measure.
+    #: The fewest cores any node's ranks could run on between them (the union of their
+    #: affinity masks: Open MPI binds each of 2 ranks to a core of its own); None where
+    #: unknown, as in documents written before the field existed. Ranks per node above it
+    #: share cores, which slows what the figures measure.
     cores_per_node: int | None = None
 
     def to_dict(self) -> dict[str, Any]:

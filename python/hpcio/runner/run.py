@@ -10,7 +10,7 @@ from collections.abc import Callable
 from hpcio import __version__, _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
-from hpcio.runner import device
+from hpcio.runner import device, lock, resources
 from hpcio.runner.aggregate import phase_figures, summarize
 from hpcio.runner.cache import (
     cache_record,
@@ -60,17 +60,28 @@ _REASONS = {
 }
 
 
-def probe_target(run: RunSpec) -> None:
-    """Fail before any rank moves a byte if the target cannot be used the way `run` will, or
-    if the run would break one of the store's limits.
+def probe_target(run: RunSpec, ranks_per_node: int | None = None) -> None:
+    """Fail before any rank moves a byte if the target cannot be used the way `run` will, if
+    the run would break one of the store's limits, or if its buffers or data would not fit.
+
+    Args:
+        ranks_per_node: ranks on the busiest node; None before launching, where a self-launch
+            puts every rank on this node (a launcher of the user's own: not known yet).
 
     Raises:
         TargetError: missing, not a directory, read-only, O_DIRECT refused; for object stores
             an unknown bucket, rejected credentials or an unreachable endpoint.
-        SpecError: a part size or object size the store would reject.
+        SpecError: a part size or object size the store would reject; buffers beyond the
+            node's memory; POSIX data beyond the target's free space.
+        TargetError: another run holds the target directory (see runner/lock.py); this
+            process holds it from here on.
     """
     if run.drop_caches:
         check_drop_caches()
+    if ranks_per_node is None and "HPCIO_MPIEXEC" not in os.environ:
+        ranks_per_node = run.ranks_per_node or run.ranks
+    if ranks_per_node is not None:
+        resources.check_memory(run, ranks_per_node, resources.available_memory_bytes())
     target = open_target(run)
     # Only reading what an earlier run left (--phases read): no part limits, no write probe.
     writes = run.phases is None or "write" in run.phases
@@ -92,6 +103,9 @@ def probe_target(run: RunSpec) -> None:
             kind = device.file_system_type(run.target.path) or "unknown"
             what = f"is not a usable file system (type {kind}): no file can be created there"
         raise TargetError(f"target {run.target.url} {what}") from None
+    lock.hold(run)
+    if not run.target.is_object_store and run.space_check:
+        resources.check_space(run, run.target.path)
 
 
 def execute(
@@ -107,17 +121,18 @@ def execute(
         RunFailedError: an operation failed or verification found wrong data (every rank alike).
     """
     started = _utc_now()
+    topo = topology(world)
+    cores = resources.cores_per_node(world)
     problem: HpcioError | None = None
     if world.rank == 0:
         try:
-            probe_target(run)
+            probe_target(run, topo.ranks_per_node)
         except HpcioError as e:
             problem = e
     problem = world.bcast(problem)
     if problem is not None:
         raise problem
 
-    topo = topology(world)
     who = RankInfo(
         world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node, topo.nodes
     )
@@ -143,6 +158,7 @@ def execute(
             ranks=world.size,
             nodes=topo.nodes,
             ranks_per_node=topo.ranks_per_node,
+            cores_per_node=cores,
             run=run.to_dict(),
             cache=cache,
             phases=tuple(figures),
@@ -153,7 +169,8 @@ def execute(
         )
 
     # Like IOR without -k: files go after each iteration that wrote them, so iterations are
-    # alike and disks do not fill; data that is only read goes once, at the end.
+    # alike and disks do not fill; data laid out once for reading goes once, at the end; data
+    # an earlier run left (--phases read) is never this run's to remove.
     rewrites = Phase.WRITE in phases
     try:
         if workload.prepared_by and run.phases is None:
@@ -177,7 +194,7 @@ def execute(
             if checkpoint is not None and world.rank == 0 and iteration + 1 < run.iterations:
                 checkpoint(document("interrupted"))
     finally:
-        if not run.keep and not rewrites:
+        if not run.keep and run.writes and not rewrites:
             _remove(world, target, run, workload)
 
     if world.rank != 0:
@@ -242,7 +259,7 @@ def _phase(
                 failure += f" (and {figures.errors - 1} more errors)"
     failure = world.bcast(failure)
     if failure:
-        if not run.keep:
+        if not run.keep and run.writes:
             _remove(world, target, run, workload)
         raise RunFailedError(failure)
     return figures

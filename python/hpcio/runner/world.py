@@ -166,6 +166,11 @@ def launch_command(ranks: int, argv: Sequence[str]) -> list[str]:
     HPCIO_MPIEXEC overrides the launcher (for example "mpiexec --hostfile hosts").
     """
     launcher = os.environ.get("HPCIO_MPIEXEC", "").split()
+    if launcher and shutil.which(launcher[0]) is None:
+        raise LaunchError(
+            f"HPCIO_MPIEXEC names '{launcher[0]}', which is not a program on PATH; set it to "
+            'your launcher (e.g. "mpiexec --hostfile hosts") or unset it to use mpiexec'
+        )
     if not launcher:
         found = shutil.which("mpiexec") or shutil.which("mpirun")
         if found is None:

@@ -14,6 +14,8 @@ PATTERNS = ("sfsw", "sfmw", "mfmw", "sfmr", "mfmr")
 #: O_DIRECT needs offsets, lengths and buffers aligned to the logical block size; 4 KiB covers
 #: every block device and file system hpcio is used on.
 DIRECT_ALIGN = 4096
+#: The phase orders --phases accepts: a read phase reads what the write before it wrote.
+PHASE_ORDERS = (("write",), ("read",), ("write", "read"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,9 @@ class RunSpec:
     #: Write back and drop the page cache on every node before each timed read phase
     #: (root only: /proc/sys/vm/drop_caches), so reads come from storage.
     drop_caches: bool = False
+    #: Refuse a POSIX run whose data would not fit in the target's free space; False
+    #: (--no-space-check) for file systems that report free space wrongly.
+    space_check: bool = True
 
     @property
     def block_bytes(self) -> int:
@@ -110,7 +115,8 @@ class RunSpec:
                 f"got {format_bytes(self.transfer_bytes)}"
             )
         if self.phases is not None:
-            if not self.phases or any(p not in ("write", "read") for p in self.phases):
+            if self.phases not in PHASE_ORDERS:
+                # read,write would read before writing: the reads find nothing of this run.
                 raise SpecError(
                     f"--phases takes write, read or write,read; got {','.join(self.phases)}"
                 )
@@ -127,6 +133,8 @@ class RunSpec:
             self._validate_files_per_rank()
         if self.random_offsets and self.pattern not in ("mfmw", "mfmr"):
             raise SpecError(f"random offsets work with mfmw and mfmr, not {self.pattern}")
+        if not 0 <= self.seed < 1 << 64:
+            raise SpecError(f"--seed must be from 0 to 2**64-1, got {self.seed}")
         if self.read_scope not in ("all", "own"):
             raise SpecError(f"--read-scope must be 'all' or 'own', got '{self.read_scope}'")
         return self
@@ -144,6 +152,12 @@ class RunSpec:
                 f"--size-per-rank {format_bytes(self.size_per_rank_bytes)} does not split into "
                 f"{k} files of whole transfers ({format_bytes(self.transfer_bytes)})"
             )
+
+    @property
+    def writes(self) -> bool:
+        """The run writes its own data (a write phase, or a reading pattern's layout); one that
+        only reads what an earlier run left (--phases read) must never remove it."""
+        return self.phases is None or "write" in self.phases
 
     @property
     def file_size_bytes(self) -> int:
@@ -196,6 +210,8 @@ class RunSpec:
             del record["files_per_rank"]
         if not self.drop_caches:
             del record["drop_caches"]
+        # A safety check, not part of what is measured: documents and sweep points ignore it.
+        del record["space_check"]
         return record
 
     @classmethod
