@@ -4,6 +4,7 @@
 //! so a phase can be fed in chunks (collect-and-write) and still open and close once.
 
 use crate::buffer::AlignedBuf;
+use crate::cancel;
 use crate::clock::now_ns;
 use crate::histogram::{new_histogram, record};
 use crate::lanes::{Lanes, Search};
@@ -292,7 +293,7 @@ impl Executor {
     pub fn run(&mut self, plan: &Plan, mut data: Data, until: Option<u64>) {
         let hints = write_hints(plan);
         let mut i = 0;
-        while i < plan.rows.len() && !self.failed {
+        while i < plan.rows.len() && !self.failed && !cancel::requested() {
             let row = plan.rows[i];
             if row.op.is_transfer() {
                 let end = plan.rows[i..]
@@ -306,7 +307,7 @@ impl Executor {
                 i += 1;
             }
         }
-        if self.failed {
+        if self.failed || cancel::requested() {
             self.abandon_all();
         }
     }
@@ -481,7 +482,7 @@ fn worker(
     let mut spare = s.bodies.lock().unwrap().pop();
     let mut search = Search::default();
     loop {
-        if s.stop.load(Ordering::Relaxed) {
+        if s.stop.load(Ordering::Relaxed) || cancel::requested() {
             break;
         }
         let next = if until.is_some() { lanes.again(lane) } else { lanes.next(lane, &mut search) };
