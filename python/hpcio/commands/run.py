@@ -229,7 +229,12 @@ def launch_or_join(
         if args.output:
             results_io.recover_partial(args.output)
         probe_target(specs[0])
-        code = world_mod.relaunch(ranks, argv)
+        before = _size(args.output)
+        try:
+            code = world_mod.relaunch(ranks, argv)
+        except KeyboardInterrupt:
+            clean_up_after(specs, job, args.output, before)
+            raise
         if (code > 128 or code < 0) and code != 130:
             # A rank died from a signal and could not say so itself.
             signal_number = code - 128 if code > 128 else -code
@@ -238,7 +243,7 @@ def launch_or_join(
                 file=sys.stderr,
             )
         if code != 0:
-            clean_up_after(specs, job, args.output)
+            clean_up_after(specs, job, args.output, before)
         return code
 
     world = world_mod.open_world()
@@ -249,10 +254,19 @@ def launch_or_join(
         return execute(world, args, specs)
 
 
-def clean_up_after(specs: list[RunSpec], job: str, output: str | None) -> None:
+def _size(path: str | None) -> int:
+    try:
+        return os.path.getsize(path) if path else 0
+    except OSError:
+        return 0
+
+
+def clean_up_after(specs: list[RunSpec], job: str, output: str | None, since: int = 0) -> None:
     """The MPI job failed or was interrupted: abort the uploads its ranks could not, remove
-    the files they left (unless --keep), and keep the iterations it finished."""
+    the files they left (unless --keep), and say where the iterations it finished are (rank 0
+    wrote them to `output`, after byte `since`, as they finished)."""
     from hpcio.runner.run import open_target
+    from hpcio.runner.sweep import finished_iterations, say_kept
     from hpcio.workloads import patterns
 
     for spec in {s.target.url: s for s in specs}.values():
@@ -266,9 +280,9 @@ def clean_up_after(specs: list[RunSpec], job: str, output: str | None) -> None:
             keys = {k for s in specs for k in patterns.get(s.pattern).keys(s)}
             with contextlib.suppress(OSError, HpcioError):  # `hpcio clean` removes the rest
                 open_target(spec).remove(sorted(keys))
-    if output and results_io.recover_partial(output):
-        print(f"hpcio: kept the finished iterations in {output} (status interrupted)",
-              file=sys.stderr)  # fmt: skip
+    if output:
+        interrupted = results_io.interrupted_since(output, since)
+        say_kept(output, finished_iterations(interrupted) if interrupted else 0)
 
 
 def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:

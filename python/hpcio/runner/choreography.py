@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from hpcio import _engine
+from hpcio.runner import interrupts
 from hpcio.runner.aggregate import Contribution
 from hpcio.runner.world import Comm, Request
 from hpcio.spec.model import RunSpec
@@ -45,9 +46,9 @@ def _chunk_plan(run: RunSpec, op: Op, offset: int, length: int, writer: int) -> 
 
 
 def _feed(executor: _engine.Executor, plan: Plan, **data: np.ndarray) -> None:
-    executor.run(
+    interrupts.wait_for(lambda: executor.run(
         plan.ops, plan.key_index, plan.offsets, plan.lengths, plan.writers, list(plan.keys), **data
-    )
+    ), settle=True)  # fmt: skip
 
 
 def _collector(
