@@ -233,7 +233,7 @@ def launch_or_join(
         try:
             code = world_mod.relaunch(ranks, argv)
         except KeyboardInterrupt:
-            clean_up_after(specs, job, args.output, before)
+            clean_up_after(specs, job, args.output, before, stopped=True)
             raise
         if (code > 128 or code < 0) and code != 130:
             # A rank died from a signal and could not say so itself.
@@ -243,7 +243,7 @@ def launch_or_join(
                 file=sys.stderr,
             )
         if code != 0:
-            clean_up_after(specs, job, args.output, before)
+            clean_up_after(specs, job, args.output, before, stopped=code > 128 or code < 0)
         return code
 
     world = world_mod.open_world()
@@ -261,10 +261,12 @@ def _size(path: str | None) -> int:
         return 0
 
 
-def clean_up_after(specs: list[RunSpec], job: str, output: str | None, since: int = 0) -> None:
-    """The MPI job failed or was interrupted: abort the uploads its ranks could not, remove
-    the files they left (unless --keep), and say where the iterations it finished are (rank 0
-    wrote them to `output`, after byte `since`, as they finished)."""
+def clean_up_after(
+    specs: list[RunSpec], job: str, output: str | None, since: int = 0, stopped: bool = False
+) -> None:
+    """The MPI job failed or was `stopped` by a signal: abort the uploads its ranks could not,
+    remove the files they left (unless --keep), and say where the iterations it finished are
+    (rank 0 wrote them to `output`, after byte `since`, as they finished)."""
     from hpcio.runner.run import open_target
     from hpcio.runner.sweep import finished_iterations, say_kept
     from hpcio.workloads import patterns
@@ -282,7 +284,8 @@ def clean_up_after(specs: list[RunSpec], job: str, output: str | None, since: in
                 open_target(spec).remove(sorted(keys))
     if output:
         interrupted = results_io.interrupted_since(output, since)
-        say_kept(output, finished_iterations(interrupted) if interrupted else 0)
+        if interrupted is not None or stopped:
+            say_kept(output, finished_iterations(interrupted) if interrupted else 0)
 
 
 def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:

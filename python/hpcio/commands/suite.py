@@ -134,7 +134,7 @@ def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
                 with _launcher(template, ranks, per_node, display):
                     code = world_mod.relaunch(ranks, child)
             except KeyboardInterrupt:
-                _after_failed_launch(0, points, job, args.output, before)
+                _after_failed_launch(0, points, job, args.output, before, stopped=True)
                 raise
         if code:
             _after_failed_launch(code, points, job, args.output, before if ranks > 1 else 0)
@@ -144,7 +144,7 @@ def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
 
 
 def _after_failed_launch(
-    code: int, points: list[RunSpec], job: str, output: str, since: int
+    code: int, points: list[RunSpec], job: str, output: str, since: int, stopped: bool = False
 ) -> None:
     """What `hpcio run` does when its MPI job fails or is interrupted: say if a rank was
     killed, abort the uploads the job left open, remove its files, keep its finished
@@ -157,7 +157,7 @@ def _after_failed_launch(
             f"hpcio: error: the MPI job failed: a rank was killed (signal {code - 128})",
             file=sys.stderr,
         )
-    clean_up_after(points, job, output, since)
+    clean_up_after(points, job, output, since, stopped=stopped or code > 128)
 
 
 @contextlib.contextmanager

@@ -230,8 +230,9 @@ def relaunch(ranks: int, argv: Sequence[str]) -> int:
     # Open MPI's mpiexec gives ranks this long between SIGTERM and SIGKILL (default 1 s):
     # too short to remove the run's files on a loaded node.
     env.setdefault(_OPEN_MPI_KILL_DELAY, str(_KILL_DELAY_S))
+    # Its own process group is a background one: no stdin, which it would stop to read.
     job = subprocess.Popen(
-        launch_command(ranks, argv), env=env, process_group=0,
+        launch_command(ranks, argv), env=env, stdin=subprocess.DEVNULL, process_group=0,
         preexec_fn=interrupts.die_with_parent,
     )  # fmt: skip
     received: list[int] = []
