@@ -40,12 +40,17 @@ class Interrupted(KeyboardInterrupt):
         return signal.Signals(self.signal_number).name
 
 
-def install() -> None:
+def install() -> dict[int, object]:
     """Make SIGINT and SIGTERM raise Interrupted in the main thread (once: a second signal
-    must not cut the clean-up short)."""
-    if threading.current_thread() is threading.main_thread():
-        for number in SIGNALS:
-            signal.signal(number, _interrupt)
+    must not cut the clean-up short); the handlers they had, for restore()."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {number: signal.signal(number, _interrupt) for number in SIGNALS}
+
+
+def restore(handlers: dict[int, object]) -> None:
+    for number, handler in handlers.items():
+        signal.signal(number, handler)  # type: ignore[arg-type]
 
 
 def _interrupt(signal_number: int, _frame: object) -> None:

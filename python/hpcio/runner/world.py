@@ -309,7 +309,7 @@ def abort_on_error(world: Comm) -> Iterator[None]:
     in a collective. An interrupt ends this rank at once after its own clean-up (never a
     collective: the others may be gone); mpiexec then stops the rest, which clean up alike.
     HpcioErrors are raised collectively by design and pass through."""
-    interrupts.install()
+    saved = interrupts.install()
     if world.size > 1:
         interrupts.die_with_parent()  # mpiexec gone: stop, do not write on alone
     try:
@@ -332,6 +332,8 @@ def abort_on_error(world: Comm) -> Iterator[None]:
             sys.stderr.flush()
             world.abort(1)
         raise
+    finally:
+        interrupts.restore(saved)
 
 
 def _signal_name(code: int) -> str:
