@@ -5,6 +5,7 @@
 
 use crate::batch::{Batch, Transfer};
 use crate::buffer::AlignedBuf;
+use crate::cancel;
 use crate::clock::now_ns;
 use crate::histogram::{new_histogram, record};
 use crate::lanes::{Lanes, Search};
@@ -293,7 +294,7 @@ impl Executor {
     pub fn run(&mut self, plan: &Plan, mut data: Data, until: Option<u64>) {
         let hints = write_hints(plan);
         let mut i = 0;
-        while i < plan.rows.len() && !self.failed {
+        while i < plan.rows.len() && !self.failed && !cancel::requested() {
             let row = plan.rows[i];
             if row.op.is_transfer() {
                 let end = plan.rows[i..]
@@ -312,7 +313,7 @@ impl Executor {
                 i += 1;
             }
         }
-        if self.failed {
+        if self.failed || cancel::requested() {
             self.abandon_all();
         }
     }
@@ -508,7 +509,7 @@ fn worker(
     let mut spare = s.bodies.lock().unwrap().pop();
     let mut search = Search::default();
     loop {
-        if s.stop.load(Ordering::Relaxed) {
+        if s.stop.load(Ordering::Relaxed) || cancel::requested() {
             break;
         }
         let next = if until.is_some() { lanes.again(lane) } else { lanes.next(lane, &mut search) };

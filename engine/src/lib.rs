@@ -2,6 +2,7 @@
 
 mod batch;
 mod buffer;
+mod cancel;
 mod clock;
 mod error;
 mod journal;
@@ -25,6 +26,13 @@ use std::sync::Arc;
 #[pyfunction]
 fn clock_ns() -> u64 {
     clock::now_ns()
+}
+
+/// Interrupt (True) every running and later Executor.run of this process after the transfers
+/// in flight, or allow runs again (False). Its figures then cover only what was done.
+#[pyfunction(name = "cancel")]
+fn set_cancelled(cancelled: bool) {
+    cancel::set(cancelled);
 }
 
 /// True when this module was compiled without optimisations (figures would be meaningless).
@@ -356,6 +364,7 @@ fn payload_check(
 
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(set_cancelled, m)?)?;
     m.add_function(wrap_pyfunction!(clock_ns, m)?)?;
     m.add_function(wrap_pyfunction!(debug_build, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_merge, m)?)?;

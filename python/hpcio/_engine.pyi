@@ -8,6 +8,10 @@ import numpy.typing as npt
 #: Storage request kinds the engine counts, in its order (phases[].requests keys).
 REQUEST_KINDS: list[str]
 
+def cancel(cancelled: bool) -> None:
+    """Stop (True) every running and later Executor.run after the transfers in flight, or
+    allow runs again (False)."""
+
 def clock_ns() -> int:
     """Monotonic clock in ns, the same one the engine's figures use."""
 

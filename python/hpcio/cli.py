@@ -65,10 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         silence_stdout()  # `hpcio report ... | head` is not an error
         return 0
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        # SIGINT, or SIGTERM made alike (runner.interrupts): 128 + the signal's number.
+        code = getattr(e, "exit_code", 130)
         if _is_rank0():
-            print("hpcio: interrupted", file=sys.stderr)
-        return 130
+            print(f"hpcio: interrupted ({getattr(e, 'signal_name', 'SIGINT')})", file=sys.stderr)
+        return code
 
 
 def _is_rank0() -> bool:

@@ -53,3 +53,17 @@ def test_time_based_runs_refuse_caller_buffers(target_dir):
     source = np.zeros(FILES * BLOCKS * 4 * KiB, np.uint8)
     with pytest.raises(ValueError, match="payload data only"):
         executor.run(*plan.columns(), source=source, until_ns=1)
+
+
+@pytest.mark.parametrize("in_flight", [1, 4])
+def test_a_cancelled_run_stops_at_once_and_closes_its_files(engine_run, in_flight):
+    """An interrupt sets the cancel flag while a phase runs with the GIL released."""
+    _engine.cancel(True)
+    try:
+        write = engine_run(plan_of(Op.WRITE, Op.OPEN_WRITE), in_flight=in_flight, seconds=3600)
+    finally:
+        _engine.cancel(False)
+    assert write["ops"] == 0  # an hour's phase: not one transfer, not even an open
+    assert write["requests"] == {}
+    again = engine_run(plan_of(Op.WRITE, Op.OPEN_WRITE), in_flight=in_flight, seconds=0)
+    assert again["ops"] >= 1  # cleared: later runs move data again

@@ -160,3 +160,56 @@ def test_unwritable_results_path(results, tmp_path):
     (doc,) = results_io.read(results)
     with pytest.raises(ResultsError, match="cannot write results"):
         results_io.append(tmp_path, doc)
+
+
+def _interrupted(record, iterations):
+    """`record` as a run stopped after `iterations` iterations would have left it."""
+    partial = dict(record, status="interrupted")
+    partial["phases"] = [p for p in record["phases"] if p["iteration"] < iterations]
+    return ResultDocument.from_dict(partial)
+
+
+def test_run_line_is_replaced_in_place_and_appends_after_others(results, record, tmp_path):
+    path = tmp_path / "r.jsonl"
+    results_io.append(path, ResultDocument.from_dict(record))  # an earlier run's document
+    line = results_io.RunLine(str(path))
+    assert line.kept() is None
+    line.write(_interrupted(record, 1))
+    assert [d.status for d in results_io.read(path)] == ["complete", "interrupted"]
+    assert len(line.kept().phases) == len(record["phases"]) // 2
+    line.write(ResultDocument.from_dict(record))
+    documents = results_io.read(path)
+    assert [d.status for d in documents] == ["complete", "complete"]
+    assert documents[1] == ResultDocument.from_dict(record)
+    assert line.kept() is None  # complete: nothing interrupted to report
+
+
+def test_run_line_that_shrinks_leaves_no_fragment(results, record, tmp_path):
+    path = tmp_path / "r.jsonl"
+    line = results_io.RunLine(str(path))
+    line.write(ResultDocument.from_dict(record))
+    line.write(_interrupted(record, 1))  # shorter than the line it replaces
+    assert path.read_text().count("\n") == 1
+    (document,) = results_io.read(path)
+    assert document.status == "interrupted"
+    results_io.append(path, ResultDocument.from_dict(record))
+    assert [d.status for d in results_io.read(path)] == ["interrupted", "complete"]
+
+
+def test_run_line_goes_after_a_line_appended_meanwhile(results, record, tmp_path):
+    path = tmp_path / "r.jsonl"
+    line = results_io.RunLine(str(path))
+    line.write(_interrupted(record, 1))
+    results_io.append(path, ResultDocument.from_dict(record))  # another writer
+    line.write(ResultDocument.from_dict(record))
+    assert [d.status for d in results_io.read(path)] == ["interrupted", "complete", "complete"]
+
+
+def test_partial_file_of_earlier_versions_is_recovered(results, record, tmp_path):
+    path = tmp_path / "r.jsonl"
+    old = tmp_path / "r.jsonl.partial"
+    old.write_text(json.dumps(dict(record, status="interrupted")) + "\n")
+    assert results_io.recover_partial(path)
+    assert [d.status for d in results_io.read(path)] == ["interrupted"]
+    assert not old.exists()
+    assert not results_io.recover_partial(path)

@@ -295,7 +295,12 @@ def launch_or_join(
         probe_target(specs[0])
         rank_argv, pairs = argv_without_store_options(argv)
         os.environ[STORE_OPTIONS_VARIABLE] = json.dumps(pairs)  # the ranks inherit it
-        code = world_mod.relaunch(ranks, rank_argv)
+        before = _size(args.output)
+        try:
+            code = world_mod.relaunch(ranks, rank_argv)
+        except KeyboardInterrupt:
+            clean_up_after(specs, job, args.output, before, stopped=True)
+            raise
         if (code > 128 or code < 0) and code != 130:
             # A rank died from a signal and could not say so itself.
             signal_number = code - 128 if code > 128 else -code
@@ -304,7 +309,7 @@ def launch_or_join(
                 file=sys.stderr,
             )
         if code != 0:
-            clean_up_after(specs, job, args.output)
+            clean_up_after(specs, job, args.output, before, stopped=code > 128 or code < 0)
         return code
 
     world = world_mod.open_world()
@@ -315,10 +320,21 @@ def launch_or_join(
         return execute(world, args, specs)
 
 
-def clean_up_after(specs: list[RunSpec], job: str, output: str | None) -> None:
-    """The MPI job failed or was interrupted: abort the uploads its ranks could not, remove
-    the files they left (unless --keep), and keep the iterations it finished."""
+def _size(path: str | None) -> int:
+    try:
+        return os.path.getsize(path) if path else 0
+    except OSError:
+        return 0
+
+
+def clean_up_after(
+    specs: list[RunSpec], job: str, output: str | None, since: int = 0, stopped: bool = False
+) -> None:
+    """The MPI job failed or was `stopped` by a signal: abort the uploads its ranks could not,
+    remove the files they left (unless --keep), and say where the iterations it finished are
+    (rank 0 wrote them to `output`, after byte `since`, as they finished)."""
     from hpcio.runner.run import open_target
+    from hpcio.runner.sweep import finished_iterations, say_kept
     from hpcio.workloads import patterns
 
     for spec in {s.target.url: s for s in specs}.values():
@@ -332,9 +348,10 @@ def clean_up_after(specs: list[RunSpec], job: str, output: str | None) -> None:
             keys = {k for s in specs if s.writes for k in patterns.get(s.pattern).keys(s)}
             with contextlib.suppress(OSError, HpcioError):  # `hpcio clean` removes the rest
                 open_target(spec).remove(sorted(keys))
-    if output and results_io.recover_partial(output):
-        print(f"hpcio: kept the finished iterations in {output} (status interrupted)",
-              file=sys.stderr)  # fmt: skip
+    if output and output != results_io.STDOUT:
+        interrupted = results_io.interrupted_since(output, since)
+        if interrupted is not None or stopped:
+            say_kept(output, finished_iterations(interrupted) if interrupted else 0)
 
 
 def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:

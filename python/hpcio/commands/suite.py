@@ -124,19 +124,28 @@ def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
         layout = f", {per_node} per node" if per_node else ""
         print(f"hpcio suite: {ranks} rank(s){layout}: {len(points)} point(s)", flush=True)
         if ranks == 1:
-            code = _execute(world_mod.SerialComm(), args, suite, (1, per_node), display)
+            serial = world_mod.SerialComm()
+            with world_mod.abort_on_error(serial):
+                code = _execute(serial, args, suite, (1, per_node), display)
         else:
             child = [*argv, "--group", f"{ranks}:{per_node or 0}", "--display", display]
-            with _launcher(template, ranks, per_node, display):
-                code = world_mod.relaunch(ranks, child)
+            before = os.path.getsize(args.output) if os.path.exists(args.output) else 0
+            try:
+                with _launcher(template, ranks, per_node, display):
+                    code = world_mod.relaunch(ranks, child)
+            except KeyboardInterrupt:
+                _after_failed_launch(0, points, job, args.output, before, stopped=True)
+                raise
         if code:
-            _after_failed_launch(code, points, job, args.output)
+            _after_failed_launch(code, points, job, args.output, before if ranks > 1 else 0)
             return code
     print(f"hpcio suite: done; {len(suite.points)} points in {args.output}", flush=True)
     return 0
 
 
-def _after_failed_launch(code: int, points: list[RunSpec], job: str, output: str) -> None:
+def _after_failed_launch(
+    code: int, points: list[RunSpec], job: str, output: str, since: int, stopped: bool = False
+) -> None:
     """What `hpcio run` does when its MPI job fails or is interrupted: say if a rank was
     killed, abort the uploads the job left open, remove its files, keep its finished
     iterations (status interrupted, run again on resume)."""
@@ -148,7 +157,7 @@ def _after_failed_launch(code: int, points: list[RunSpec], job: str, output: str
             f"hpcio: error: the MPI job failed: a rank was killed (signal {code - 128})",
             file=sys.stderr,
         )
-    clean_up_after(points, job, output)
+    clean_up_after(points, job, output, since, stopped=stopped or code > 128)
 
 
 @contextlib.contextmanager

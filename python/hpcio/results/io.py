@@ -34,28 +34,73 @@ def append(path: str | os.PathLike[str], document: ResultDocument) -> None:
         raise ResultsError(f"cannot write results to {path}: {e.strerror or e}") from None
 
 
+class RunLine:
+    """The line of a results file that one run owns, rewritten in place (and fsynced) after
+    each iteration with the document of the iterations so far (status "interrupted") and at
+    the end with the complete one. A run stopped at any point, even by SIGKILL, leaves its
+    finished iterations in the file; only the iteration running then is lost."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._start: int | None = None
+        self._end: int | None = None
+        #: -o -: the document so far, printed once (stdout cannot be rewritten in place).
+        self._held: ResultDocument | None = None
+
+    def write(self, document: ResultDocument) -> None:
+        if self.path == STDOUT:
+            self._held = document
+            if document.status == "complete":
+                self.release()
+            return
+        data = json.dumps(document.to_dict(), separators=(",", ":")).encode()
+        if self._start is not None and self._end is not None:
+            # Never shorter than the line it replaces (JSON ignores the spaces), so one pwrite
+            # replaces it whole and no fragment of it stays behind.
+            data = data.ljust(self._end - self._start - 1)
+        data += b"\n"
+        try:
+            if self._start is None:
+                _drop_partial_last_line(self.path)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o666)
+            try:
+                size = os.fstat(fd).st_size
+                if self._start is None or size != self._end:
+                    # The first write, or someone appended after our line: ours goes last.
+                    self._start = size
+                os.pwrite(fd, data, self._start)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise ResultsError(f"cannot write results to {self.path}: {e.strerror}") from None
+        self._end = self._start + len(data)
+
+    def kept(self) -> ResultDocument | None:
+        """The interrupted document in the file now (read back: a signal may have come
+        between the write and its bookkeeping)."""
+        if self.path == STDOUT:
+            return self._held
+        return None if self._start is None else interrupted_since(self.path, self._start)
+
+    def release(self) -> None:
+        """-o -: print the document held so far, once."""
+        if self._held is not None:
+            append(STDOUT, self._held)
+            self._held = None
+
+
 def partial_path(path: str | os.PathLike[str]) -> Path:
-    """Where a run in progress keeps the document of its finished iterations."""
+    """Where hpcio 0.1 before this file format kept a run's finished iterations aside."""
     return Path(f"{os.fspath(path)}.partial")
 
 
-def save_partial(path: str | os.PathLike[str], document: ResultDocument) -> None:
-    """Replace the in-progress document (atomically: a kill leaves the old one or the new)."""
-    final = partial_path(path)
-    scratch = final.with_name(final.name + ".tmp")
-    scratch.write_text(json.dumps(document.to_dict(), separators=(",", ":")) + "\n")
-    os.replace(scratch, final)
-
-
-def discard_partial(path: str | os.PathLike[str]) -> None:
-    partial_path(path).unlink(missing_ok=True)
-
-
 def recover_partial(path: str | os.PathLike[str]) -> bool:
-    """Append the finished iterations of a run that did not end (status "interrupted").
+    """Append the finished iterations (status "interrupted") that an earlier hpcio left in
+    `FILE.partial`; hpcio now keeps them in FILE itself.
 
     Returns:
-        True if there was such a run.
+        True if there was such a file.
     """
     partial = partial_path(path)
     try:
@@ -65,6 +110,28 @@ def recover_partial(path: str | os.PathLike[str]) -> bool:
     append(path, ResultDocument.from_dict(record))
     partial.unlink(missing_ok=True)
     return True
+
+
+def interrupted_since(path: str | os.PathLike[str], offset: int) -> ResultDocument | None:
+    """The last document after byte `offset` of `path` if it is an interrupted run's."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue  # a line cut short by a kill
+        if not isinstance(record, dict) or record.get("status") != "interrupted":
+            return None
+        try:
+            return ResultDocument.from_dict(record)
+        except (KeyError, TypeError, ValueError):
+            return None
+    return None
 
 
 def _drop_partial_last_line(path: str | os.PathLike[str]) -> None:

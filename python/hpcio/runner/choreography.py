@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from hpcio import _engine
+from hpcio.runner import interrupts
 from hpcio.runner.aggregate import Contribution
 from hpcio.runner.world import Comm, Request
 from hpcio.spec.model import RunSpec
@@ -47,7 +48,9 @@ def _chunk_plan(run: RunSpec, op: Op, offset: int, length: int, writer: int) -> 
 
 
 def _feed(executor: _engine.Executor, plan: Plan, **data: np.ndarray) -> None:
-    executor.run(*plan.columns(), shuffle=plan.shuffle, **data)
+    interrupts.wait_for(
+        lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, **data), settle=True
+    )
 
 
 def _collector(

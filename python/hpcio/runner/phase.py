@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hpcio import _engine
-from hpcio.runner import choreography
+from hpcio.runner import choreography, interrupts
 from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
@@ -58,5 +58,8 @@ def run_phase(
         return RankFigures.from_engine(who, executor.figures())
     # fio's time_based: the engine's lanes go round their transfers until the deadline.
     until_ns = None if run.duration_s is None else t0_ns + int(run.duration_s * 1e9)
-    executor.run(*plan.columns(), shuffle=plan.shuffle, until_ns=until_ns)
+    interrupts.wait_for(
+        lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, until_ns=until_ns),
+        settle=True,
+    )
     return RankFigures.from_engine(who, executor.figures())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import os
@@ -10,7 +11,7 @@ from collections.abc import Callable
 from hpcio import __version__, _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
-from hpcio.runner import device, lock, resources
+from hpcio.runner import device, interrupts, lock, resources
 from hpcio.runner.aggregate import phase_figures, summarize
 from hpcio.runner.cache import (
     cache_record,
@@ -113,8 +114,10 @@ def execute(
     run: RunSpec,
     progress: Progress | None = None,
     checkpoint: Checkpoint | None = None,
+    interrupted: Callable[[], None] | None = None,
 ) -> ResultDocument | None:
     """Run `run` on every rank of `world`; rank 0 gets the document, the others None.
+    `interrupted` is called first when a signal stops the run, before its files go.
 
     Raises:
         TargetError: the target failed its probe (on every rank alike).
@@ -191,11 +194,22 @@ def execute(
                         progress(result)
             if not run.keep and rewrites:
                 _remove(world, target, run, workload)
-            if checkpoint is not None and world.rank == 0 and iteration + 1 < run.iterations:
+            if checkpoint is not None and world.rank == 0:
                 checkpoint(document("interrupted"))
-    finally:
+    except KeyboardInterrupt:
+        # Say it before removing: mpiexec may SIGKILL a rank 1 s after its SIGTERM, and
+        # removing files with dirty pages can take that long.
+        if interrupted is not None:
+            interrupted()
+        if not run.keep and run.writes:
+            _remove_after_interrupt(world, target, run, workload)
+        raise
+    except BaseException:
         if not run.keep and run.writes and not rewrites:
             _remove(world, target, run, workload)
+        raise
+    if not run.keep and run.writes and not rewrites:
+        _remove(world, target, run, workload)
 
     if world.rank != 0:
         return None
@@ -268,8 +282,20 @@ def _phase(
 def _remove(world: Comm, target: _engine.Target, run: RunSpec, workload: Workload) -> None:
     """Every rank removes its share of the files, then all wait (outside any timed phase)."""
     keys = workload.keys(run)
-    target.remove(keys[world.rank :: world.size])
+    # Threaded: unlinking can wait seconds for the file system's journal, signals must not.
+    interrupts.wait_for(lambda: target.remove(keys[world.rank :: world.size]))
     world.barrier()
+
+
+def _remove_after_interrupt(
+    world: Comm, target: _engine.Target, run: RunSpec, workload: Workload
+) -> None:
+    """Each rank removes its share without waiting for the others, which may be gone; rank 0
+    removes every file, in case another rank was killed before it could."""
+    keys = workload.keys(run)
+    mine = keys if world.rank == 0 else keys[world.rank :: world.size]
+    with contextlib.suppress(OSError):  # `hpcio clean` removes what is left
+        target.remove(mine)
 
 
 def _utc_now() -> str:

@@ -1,13 +1,14 @@
-"""Run specs one after another, appending each document as it completes (resumable)."""
+"""Run specs one after another, each document in the results file as its iterations finish."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 
 from hpcio.results import io as results_io
 from hpcio.results.schema import ResultDocument
 from hpcio.runner.run import Progress, execute
-from hpcio.runner.world import Comm
+from hpcio.runner.world import Comm, launched_by_hpcio
 from hpcio.spec.model import RunSpec
 
 
@@ -19,19 +20,41 @@ def run_all(
     announce: Callable[[RunSpec], None] | None = None,
     done: Callable[[ResultDocument], None] | None = None,
 ) -> list[ResultDocument]:
-    """Execute every spec; rank 0 appends each document to `output` as soon as it exists."""
+    """Execute every spec; rank 0 keeps each run's document in `output` from its first
+    finished iteration on (status "interrupted" until the run completes)."""
     documents = []
     for spec in specs:
         if announce and world.rank == 0:
             announce(spec)
-        keeps_partial = output and output != results_io.STDOUT
-        checkpoint = (lambda p: results_io.save_partial(output, p)) if keeps_partial else None
-        doc = execute(world, spec, progress, checkpoint)
+        line = results_io.RunLine(output) if output else None
+
+        def interrupted(line: results_io.RunLine | None = line) -> None:
+            if line is None or world.rank != 0:
+                return
+            if line.path == results_io.STDOUT:
+                line.release()  # stdout cannot be rewritten: the document goes out now
+            elif not launched_by_hpcio():  # the self-launching hpcio says it, from the file
+                kept = line.kept()
+                say_kept(line.path, finished_iterations(kept) if kept else 0)
+                sys.stderr.flush()
+
+        doc = execute(world, spec, progress, line.write if line else None, interrupted)
         if doc is not None:
-            if output:
-                results_io.append(output, doc)
-                results_io.discard_partial(output)
+            if line is not None:
+                line.write(doc)
             if done:
                 done(doc)
             documents.append(doc)
     return documents
+
+
+def finished_iterations(document: ResultDocument) -> int:
+    return len({p.iteration for p in document.phases})
+
+
+def say_kept(output: str, iterations: int) -> None:
+    if iterations:
+        print(f"hpcio: kept the {iterations} finished iteration(s) in {output} "
+              "(status interrupted)", file=sys.stderr)  # fmt: skip
+    else:
+        print(f"hpcio: no iteration had finished; nothing added to {output}", file=sys.stderr)

@@ -10,11 +10,12 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from hpcio.errors import HpcioError, LaunchError
+from hpcio.runner import interrupts
 
 T = TypeVar("T")
 
@@ -96,7 +97,10 @@ class SerialComm:
 
 
 class MpiComm:
-    """mpi4py, on a Dup() of the communicator it is given so hpcio's messages stay apart."""
+    """mpi4py, on a Dup() of the communicator it is given so hpcio's messages stay apart.
+
+    Every wait lets a signal through (see interrupts): a rank waiting for one that was stopped
+    still gets to clean up when mpiexec sends it SIGTERM."""
 
     def __init__(self, comm: Any = None) -> None:
         from mpi4py import MPI
@@ -104,24 +108,30 @@ class MpiComm:
         self._comm = (comm if comm is not None else MPI.COMM_WORLD).Dup()
         self.rank: int = self._comm.Get_rank()
         self.size: int = self._comm.Get_size()
+        # Object collectives wait in a helper thread, which MPI must allow.
+        self._threads = MPI.Query_thread() >= MPI.THREAD_SERIALIZED
+
+    def _waited(self, call: Callable[[], T]) -> T:
+        return interrupts.wait_for(call) if self._threads else call()
 
     def barrier(self) -> None:
-        self._comm.Barrier()
+        # Polled rather than threaded: the phase's t0 follows at once on every rank.
+        _poll(self._comm.Ibarrier())
 
     def bcast(self, obj: T, root: int = 0) -> T:
-        return self._comm.bcast(obj, root=root)
+        return self._waited(lambda: self._comm.bcast(obj, root=root))
 
     def gather(self, obj: T, root: int = 0) -> list[T] | None:
-        return self._comm.gather(obj, root=root)
+        return self._waited(lambda: self._comm.gather(obj, root=root))
 
     def allgather(self, obj: T) -> list[T]:
-        return self._comm.allgather(obj)
+        return self._waited(lambda: self._comm.allgather(obj))
 
     def send_bytes(self, buf: Any, dest: int, tag: int) -> None:
-        self._comm.Send(buf, dest=dest, tag=tag)
+        _poll(self._comm.Isend(buf, dest=dest, tag=tag))
 
     def recv_bytes(self, buf: Any, source: int, tag: int) -> None:
-        self._comm.Recv(buf, source=source, tag=tag)
+        _poll(self._comm.Irecv(buf, source=source, tag=tag))
 
     def isend_bytes(self, buf: Any, dest: int, tag: int) -> Request:
         return _MpiRequest(self._comm.Isend(buf, dest=dest, tag=tag))
@@ -138,7 +148,13 @@ class _MpiRequest:
         self._request = request
 
     def wait(self) -> None:
-        self._request.Wait()
+        _poll(self._request)
+
+
+def _poll(request: Any) -> None:
+    """Wait for an MPI request in Python, where a signal handler can run between tests."""
+    while not request.Test():
+        pass
 
 
 def topology(world: Comm) -> Topology:
@@ -153,6 +169,11 @@ def topology(world: Comm) -> Topology:
 
 def inside_mpi_job() -> bool:
     return any(v in os.environ for v in _MPI_JOB_VARIABLES)
+
+
+def launched_by_hpcio() -> bool:
+    """True in the ranks of an `hpcio ... -n N` that started itself under mpiexec."""
+    return "HPCIO_LAUNCHED" in os.environ
 
 
 def open_world() -> Comm:
@@ -198,27 +219,101 @@ def _is_open_mpi(mpiexec: str) -> bool:
     return "Open MPI" in out.stdout or "OpenRTE" in out.stdout
 
 
+_OPEN_MPI_KILL_DELAY = "OMPI_MCA_odls_base_sigkill_timeout"
+_KILL_DELAY_S = 5
+
+
 def relaunch(ranks: int, argv: Sequence[str]) -> int:
-    """Run hpcio again under mpiexec with `ranks` ranks; its exit code."""
+    """Run hpcio again under mpiexec with `ranks` ranks; its exit code.
+
+    mpiexec runs in its own process group and dies with this process, so that it gets each
+    stop exactly once: Open MPI's mpiexec treats a second SIGINT or SIGTERM as "exit now" and
+    leaves its ranks running. On the first SIGINT or SIGTERM this process sends SIGTERM to the
+    ranks on this node at once (Open MPI's mpiexec would only 1 s later, and SIGKILL them 1 s
+    after that), then to mpiexec, waits (bounded) for the job to end, and raises Interrupted.
+
+    Raises:
+        Interrupted: this process was told to stop; the job has ended.
+    """
     env = dict(os.environ, HPCIO_LAUNCHED="1")
-    job = subprocess.Popen(launch_command(ranks, argv), env=env, stdout=subprocess.PIPE)
+    # Open MPI's mpiexec gives ranks this long between SIGTERM and SIGKILL (default 1 s):
+    # too short to remove the run's files on a loaded node.
+    env.setdefault(_OPEN_MPI_KILL_DELAY, str(_KILL_DELAY_S))
+    # Its own process group is a background one: no stdin, which it would stop to read.
+    job = subprocess.Popen(
+        launch_command(ranks, argv), env=env, stdin=subprocess.DEVNULL, process_group=0,
+        preexec_fn=interrupts.die_with_parent, stdout=subprocess.PIPE,
+    )  # fmt: skip
     assert job.stdout is not None
     forwarder = threading.Thread(target=_forward, args=(job.stdout.fileno(),), daemon=True)
     forwarder.start()
+    received: list[int] = []
+
+    def forward(signal_number: int, _frame: object) -> None:
+        if not received:
+            received.append(signal_number)
+            for pid in [p for p in _descendants(job.pid) if _runs_hpcio(p)] + [job.pid]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+
+    saved = {number: signal.signal(number, forward) for number in interrupts.SIGNALS}
     try:
         code = job.wait()
         forwarder.join(timeout=30)  # what the ranks printed last
-        return code
-    except KeyboardInterrupt:
-        # Ctrl-C reached the whole process group; if it came to us alone, pass it on. Then
-        # wait for the ranks to stop, so the caller can clean up after them.
-        job.send_signal(signal.SIGINT)
-        try:
-            job.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            job.kill()
-            job.wait()
-        return 130
+    finally:
+        if received and job.poll() is None:
+            _end(job)
+        for number, handler in saved.items():
+            signal.signal(number, handler)
+    if received:
+        raise interrupts.Interrupted(received[0])
+    return code
+
+
+#: Open MPI's mpiexec stops its ranks in two of its kill delays (SIGCONT, wait, SIGTERM, wait,
+#: SIGKILL).
+_STOP_GRACE_S = 30.0
+
+
+def _end(job: subprocess.Popen[bytes]) -> None:
+    """The job did not end after SIGTERM: kill mpiexec and everything it started here."""
+    try:
+        job.wait(timeout=_STOP_GRACE_S)
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    for pid in [*_descendants(job.pid), job.pid]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    job.wait()
+
+
+def _runs_hpcio(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            words = cmdline.read().split(b"\0")
+    except OSError:
+        return False
+    return words[1:3] == [b"-m", b"hpcio"]
+
+
+def _descendants(pid: int) -> list[int]:
+    """Processes under `pid` on this machine, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def _forward(job_stdout: int) -> None:
@@ -239,17 +334,24 @@ def _forward(job_stdout: int) -> None:
 
 @contextlib.contextmanager
 def abort_on_error(world: Comm) -> Iterator[None]:
-    """An unexpected exception or an interrupt on one rank aborts the job instead of leaving the
-    others waiting in a collective. HpcioErrors are raised collectively by design and pass
-    through."""
+    """An unexpected exception on one rank aborts the job instead of leaving the others waiting
+    in a collective. An interrupt ends this rank at once after its own clean-up (never a
+    collective: the others may be gone); mpiexec then stops the rest, which clean up alike.
+    HpcioErrors are raised collectively by design and pass through."""
+    saved = interrupts.install()
+    if world.size > 1:
+        interrupts.die_with_parent()  # mpiexec gone: stop, do not write on alone
     try:
         yield
-    except KeyboardInterrupt:
-        # The other ranks may be waiting for this one in a collective: take the job down.
+    except KeyboardInterrupt as exc:
         if world.size > 1:
-            print(f"hpcio: interrupted (rank {world.rank})", file=sys.stderr)
+            code = exc.exit_code if isinstance(exc, interrupts.Interrupted) else 130
+            if world.rank == 0 and not launched_by_hpcio():  # else the launcher says it
+                print(f"hpcio: interrupted ({_signal_name(code)})", file=sys.stderr)
+            sys.stdout.flush()
             sys.stderr.flush()
-            world.abort(130)
+            # No MPI_Finalize: it waits for ranks that may never come.
+            os._exit(code)
         raise
     except (HpcioError, SystemExit):
         raise
@@ -260,3 +362,12 @@ def abort_on_error(world: Comm) -> Iterator[None]:
             sys.stderr.flush()
             world.abort(1)
         raise
+    finally:
+        interrupts.restore(saved)
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(code - 128).name
+    except ValueError:
+        return f"exit {code}"

@@ -1,0 +1,107 @@
+"""Ctrl-C and SIGTERM (scancel, a Slurm time limit, mpiexec stopping its job) as one clean
+interrupt: the signal reaches Python within a transfer even while the engine runs a phase or
+MPI waits for another rank, and the processes a run starts die with it."""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from hpcio import _engine
+
+T = TypeVar("T")
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+#: How long an interrupted rank lets its engine call finish its transfers in flight, so the
+#: files it removes next are not written again behind it.
+_SETTLE_S = 0.5
+
+_PR_SET_PDEATHSIG = 1
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by a signal; the process exits with 128 + its number."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(signal_number)
+        self.signal_number = signal_number
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signal_number
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signal_number).name
+
+
+def install() -> dict[int, object]:
+    """Make SIGINT and SIGTERM raise Interrupted in the main thread (once: a second signal
+    must not cut the clean-up short); the handlers they had, for restore()."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {number: signal.signal(number, _interrupt) for number in SIGNALS}
+
+
+def restore(handlers: dict[int, object]) -> None:
+    for number, handler in handlers.items():
+        signal.signal(number, handler)  # type: ignore[arg-type]
+
+
+def _interrupt(signal_number: int, _frame: object) -> None:
+    for number in SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
+    _engine.cancel(True)  # the phase running in another thread stops after its transfer
+    raise Interrupted(signal_number)
+
+
+def wait_for(call: Callable[[], T], *, settle: bool = False) -> T:
+    """`call()`, run in a helper thread while the main thread waits, so that a signal handler
+    can run meanwhile: the engine and MPI release the GIL but do not return to Python.
+
+    With `settle` (engine calls), an interrupt waits briefly for `call` to stop first.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+    done = threading.Event()
+
+    def body() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as e:  # handed to the main thread below
+            failure.append(e)
+        finally:
+            done.set()
+
+    # An Event, not Thread.join: a signal raised inside join() breaks the thread's lock.
+    threading.Thread(target=body, name="hpcio-wait", daemon=True).start()
+    try:
+        while not done.wait(0.2):
+            pass
+    except BaseException:
+        if settle:
+            _engine.cancel(True)  # also when Python's own SIGINT handler raised
+            done.wait(_SETTLE_S)
+        raise
+    if failure:
+        raise failure[0]
+    return outcome[0]
+
+
+def die_with_parent(signal_number: int = signal.SIGTERM) -> None:
+    """Ask Linux to send `signal_number` to this process when its parent dies, so a killed
+    launcher (or mpiexec) leaves no process doing I/O behind. A no-op elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal_number, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
