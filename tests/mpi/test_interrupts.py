@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from hpcio.runner.lock import LOCK_KEY
 
 pytestmark = pytest.mark.mpi
 
@@ -88,7 +89,7 @@ def assert_stopped_cleanly(pids, out, target_dir, err=None):
     if err is not None:
         assert f"hpcio: kept the {done} finished iteration(s) in {out} (status interrupted)" in err
     assert not (out.parent / f"{out.name}.partial").exists()
-    assert sorted(p.name for p in target_dir.iterdir()) == []
+    assert data_files(target_dir) == []
 
 
 #: Open MPI's mpiexec sends its ranks SIGTERM this long after it is stopped and SIGKILL as long
@@ -115,6 +116,12 @@ def ranks_of(job, count, deadline_s=60):
                 return [int(p) for p in found]
         time.sleep(0.05)
     raise AssertionError("the MPI job's ranks never appeared")
+
+
+def data_files(target_dir):
+    """What the run wrote there, without its lock (removed when hpcio exits, left where it was
+    SIGKILLed, and reused by the next run either way)."""
+    return sorted(p.name for p in target_dir.iterdir() if p.name != LOCK_KEY)
 
 
 def wait_for(condition, deadline_s=60):
@@ -254,7 +261,7 @@ def test_stop_during_a_long_phase(target_dir, tmp_path, ranks):
             "--duration", 3600, "-o", out, *([] if ranks is None else ["-n", ranks])]  # fmt: skip
     job = start(args, {})
     pids = processes_of(job, ranks) if ranks else [job.pid]
-    wait_for(lambda: len(list(target_dir.iterdir())) == (ranks or 1))  # laid out: phase on
+    wait_for(lambda: len(data_files(target_dir)) == (ranks or 1))  # laid out: phase on
     time.sleep(0.5)
     os.killpg(job.pid, signal.SIGTERM)
     _, err = job.communicate(timeout=60)  # an hour if the phase were not stopped
@@ -262,7 +269,7 @@ def test_stop_during_a_long_phase(target_dir, tmp_path, ranks):
     assert f"hpcio: no iteration had finished; nothing added to {out}" in err
     wait_for(lambda: not any(running(p) for p in pids))
     assert out.read_text() == ""
-    assert sorted(p.name for p in target_dir.iterdir()) == []
+    assert data_files(target_dir) == []
 
 
 def test_sigterm_to_the_launcher_of_an_object_store_run(s3_server, tmp_path):
@@ -299,3 +306,25 @@ def test_interrupted_point_is_run_again_by_sweep(hpcio, target_dir, tmp_path):
     assert "2 points, 1 already in" in again.stdout
     assert [json.loads(x)["status"] for x in out.read_text().splitlines()] == [
         "interrupted", "complete", "complete"]  # fmt: skip
+
+
+def test_stdout_gets_the_finished_iterations_of_a_stopped_run(target_dir, tmp_path):
+    """-o -: rank 0 spools the documents (under $TMPDIR) and the launching hpcio prints them
+    however the job ended; mpiexec would drop a rank's last words when the job is stopped."""
+    spools = tmp_path / "spool"
+    spools.mkdir()
+    args = [*long_run(target_dir, "-", ranks=2), "-q"]
+    job = start(args, {"TMPDIR": str(spools)})
+    pids = processes_of(job, 2)
+    wait_for(lambda: any(p.read_text().endswith("\n") for p in spools.glob("hpcio-stdout-*")))
+    os.kill(job.pid, signal.SIGTERM)
+    out, err = job.communicate(timeout=120)
+    assert job.returncode == 128 + signal.SIGTERM
+    (doc,) = [json.loads(line) for line in out.splitlines()]
+    assert doc["status"] == "interrupted"
+    done = doc["summary"]["write"]["iterations"]
+    assert 1 <= done < 1000
+    assert f"hpcio: kept the {done} finished iteration(s) in stdout" in err
+    wait_for(lambda: not any(running(p) for p in pids))
+    assert list(spools.iterdir()) == []
+    assert data_files(target_dir) == []

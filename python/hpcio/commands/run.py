@@ -9,7 +9,8 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from hpcio.commands import options
@@ -295,22 +296,23 @@ def launch_or_join(
         probe_target(specs[0])
         rank_argv, pairs = argv_without_store_options(argv)
         os.environ[STORE_OPTIONS_VARIABLE] = json.dumps(pairs)  # the ranks inherit it
-        before = _size(args.output)
-        try:
-            code = world_mod.relaunch(ranks, rank_argv)
-        except KeyboardInterrupt:
-            clean_up_after(specs, job, args.output, before, stopped=True)
-            raise
-        if (code > 128 or code < 0) and code != 130:
-            # A rank died from a signal and could not say so itself.
-            signal_number = code - 128 if code > 128 else -code
-            print(
-                f"hpcio: error: the MPI job failed: a rank was killed (signal {signal_number})",
-                file=sys.stderr,
-            )
-        if code != 0:
-            clean_up_after(specs, job, args.output, before, stopped=code > 128 or code < 0)
-        return code
+        with _spooled(args.output) as output:
+            before = _size(output)
+            try:
+                code = world_mod.relaunch(ranks, rank_argv)
+            except KeyboardInterrupt:
+                clean_up_after(specs, job, output, before, stopped=True)
+                raise
+            if (code > 128 or code < 0) and code != 130:
+                # A rank died from a signal and could not say so itself.
+                signal_number = code - 128 if code > 128 else -code
+                print(
+                    f"hpcio: error: the MPI job failed: a rank was killed (signal {signal_number})",
+                    file=sys.stderr,
+                )
+            if code != 0:
+                clean_up_after(specs, job, output, before, stopped=code > 128 or code < 0)
+            return code
 
     world = world_mod.open_world()
     if args.ranks is not None and args.ranks != world.size:
@@ -318,6 +320,24 @@ def launch_or_join(
     specs = [dataclasses.replace(s, ranks=world.size) for s in specs]
     with world_mod.abort_on_error(world):
         return execute(world, args, specs)
+
+
+@contextlib.contextmanager
+def _spooled(output: str | None) -> Iterator[str | None]:
+    """-o -: the file rank 0 writes the documents to (results/io.py SPOOL_VARIABLE), printed
+    once the job has ended however it ended; any other -o as it is."""
+    if output != results_io.STDOUT:
+        yield output
+        return
+    fd, spool = tempfile.mkstemp(prefix="hpcio-stdout-", suffix=".jsonl")
+    os.close(fd)
+    os.environ[results_io.SPOOL_VARIABLE] = spool  # the ranks inherit it
+    try:
+        yield spool
+    finally:
+        results_io.print_spooled(spool)
+        os.unlink(spool)
+        del os.environ[results_io.SPOOL_VARIABLE]
 
 
 def _size(path: str | None) -> int:
@@ -350,8 +370,9 @@ def clean_up_after(
                 open_target(spec).remove(sorted(keys))
     if output and output != results_io.STDOUT:
         interrupted = results_io.interrupted_since(output, since)
+        shown = "stdout" if output == os.environ.get(results_io.SPOOL_VARIABLE) else output
         if interrupted is not None or stopped:
-            say_kept(output, finished_iterations(interrupted) if interrupted else 0)
+            say_kept(shown, finished_iterations(interrupted) if interrupted else 0)
 
 
 def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:
@@ -372,7 +393,8 @@ def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int
             )
         todo = world.bcast(todo)
         console = Console(topology(world), quiet=args.quiet)
-        run_all(world, todo, args.output, console.progress, console.announce, console.finished)
+        output = results_io.destination(args.output)
+        run_all(world, todo, output, console.progress, console.announce, console.finished)
     return 0
 
 

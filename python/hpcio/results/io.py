@@ -14,6 +14,29 @@ from hpcio.results.schema import KIND, SCHEMA_VERSION, ResultDocument
 
 #: -o - : documents go to stdout as JSON Lines.
 STDOUT = "-"
+#: With -o - under hpcio's own launch, rank 0 keeps the documents in this file (the user's
+#: own, mode 0600) and the launching hpcio prints them once the job has ended: a rank's stdout
+#: goes through mpiexec, which drops what is still on its way when the job is stopped.
+SPOOL_VARIABLE = "HPCIO_STDOUT_SPOOL"
+
+
+def destination(path: str | None) -> str | None:
+    """Where this process writes the documents that -o `path` asks for."""
+    if path == STDOUT and os.environ.get(SPOOL_VARIABLE):
+        return os.environ[SPOOL_VARIABLE]
+    return path
+
+
+def print_spooled(spool: str) -> None:
+    """Copy the documents rank 0 spooled to stdout (without the padding of in-place rewrites)."""
+    try:
+        text = Path(spool).read_text(encoding="utf-8")
+    except OSError:
+        return
+    for line in text.splitlines():
+        if line.strip():
+            sys.stdout.write(line.rstrip() + "\n")
+    sys.stdout.flush()
 
 
 def append(path: str | os.PathLike[str], document: ResultDocument) -> None:

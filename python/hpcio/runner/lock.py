@@ -26,6 +26,7 @@ import numpy as np
 
 from hpcio.errors import TargetError
 from hpcio.spec.model import RunSpec
+from hpcio.workloads._base import Op, Plan, PlanBuilder, Runs
 
 #: Starts with "hpcio-" like every file hpcio makes, so `hpcio clean` removes a stale one.
 LOCK_KEY = "hpcio-run.lock"
@@ -173,14 +174,11 @@ def _dead_here(holder: str) -> bool:
     return False
 
 
-def _plan(ops: list[int], length: int) -> tuple[np.ndarray, ...]:
-    n = len(ops)
-    lengths = np.array([length if op in (_WRITE, _READ) else 0 for op in ops], np.uint64)
-    return (np.array(ops, np.uint8), np.zeros(n, np.uint32), np.zeros(n, np.uint64), lengths,
-            np.zeros(n, np.uint32))  # fmt: skip
-
-
-_OPEN_WRITE, _OPEN_READ, _WRITE, _READ, _CLOSE = 1, 2, 3, 4, 6  # workloads/_base.py's Op
+def _one_transfer(op: Op, opening: Op) -> Plan:
+    """Open LOCK_KEY, move its one record, close it."""
+    builder = PlanBuilder().control(opening, LOCK_KEY)
+    builder.runs(op, LOCK_KEY, Runs.of(0, 1, 0), _RECORD_BYTES)
+    return builder.control(Op.CLOSE, LOCK_KEY).build()
 
 
 def _read_object(target: Any) -> str | None:
@@ -193,7 +191,7 @@ def _read_object(target: Any) -> str | None:
         return None
     buffer = np.zeros(_RECORD_BYTES, np.uint8)
     executor = _engine.Executor(target, seed=0)
-    executor.run(*_plan([_OPEN_READ, _READ, _CLOSE], _RECORD_BYTES), [LOCK_KEY], sink=buffer)
+    executor.run(*_one_transfer(Op.READ, Op.OPEN_READ).columns(), sink=buffer)
     if executor.figures()["errors"]:
         return None  # gone between the listing and the read
     return bytes(buffer).decode(errors="replace").strip()
@@ -204,7 +202,7 @@ def _write_object(target: Any, record: str) -> bool:
 
     data = np.frombuffer(record.ljust(_RECORD_BYTES)[:_RECORD_BYTES].encode(), np.uint8)
     executor = _engine.Executor(target, seed=0)
-    executor.run(*_plan([_OPEN_WRITE, _WRITE, _CLOSE], _RECORD_BYTES), [LOCK_KEY], source=data)
+    executor.run(*_one_transfer(Op.WRITE, Op.OPEN_WRITE).columns(), source=data)
     return not executor.figures()["errors"]
 
 

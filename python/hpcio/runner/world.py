@@ -205,9 +205,10 @@ def launch_command(ranks: int, argv: Sequence[str]) -> list[str]:
                 launcher.append("--allow-run-as-root")
             if ranks > (os.cpu_count() or 1):
                 launcher.append("--oversubscribe")
-            if "HPCIO_STORE_OPTIONS" in os.environ:
-                # Open MPI passes the environment to ranks on other nodes only when told.
-                launcher += ["-x", "HPCIO_STORE_OPTIONS"]
+            for name in ("HPCIO_STORE_OPTIONS", "HPCIO_STDOUT_SPOOL"):
+                if name in os.environ:
+                    # Open MPI passes the environment to ranks on other nodes only when told.
+                    launcher += ["-x", name]
     return [*launcher, "-n", str(ranks), sys.executable, "-m", "hpcio", *argv]
 
 
