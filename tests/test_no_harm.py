@@ -298,3 +298,13 @@ def test_more_ranks_than_cores_is_said(hpcio, tmp_path, target_dir, file_url, re
         f"  warning: {ranks} ranks per node shared {doc['cores_per_node']} core(s): ranks waited "
         "for a core, so the figures may show the CPU, not the storage"
     ) in done.stdout.splitlines()
+
+
+def test_in_flight_beyond_what_threads_can_serve(hpcio, error_line, target_dir, file_url):
+    # 100,000 4 KiB transfers would pass the memory check (400 MB) and start 100,000 threads.
+    done = run(hpcio, target_dir, file_url, "--in-flight", "100000", size="1GiB", transfer="4KiB")
+    assert refused(done, error_line) == (
+        "hpcio: error: --in-flight 100000 is more than 4096: each transfer in flight is a "
+        "thread of the engine on every rank"
+    )
+    assert list(target_dir.iterdir()) == []

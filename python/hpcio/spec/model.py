@@ -11,6 +11,9 @@ from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes
 
 PATTERNS = ("sfsw", "sfmw", "mfmw", "sfmr", "mfmr")
+#: Transfers in flight per rank: each is an engine thread with a transfer's buffer, and a node
+#: runs many ranks; deeper queues than this measure the scheduler, not the storage.
+MAX_IN_FLIGHT = 4096
 #: O_DIRECT needs offsets, lengths and buffers aligned to the logical block size; 4 KiB covers
 #: every block device and file system hpcio is used on.
 DIRECT_ALIGN = 4096
@@ -96,6 +99,11 @@ class RunSpec:
         ):
             if getattr(self, name) < 1:
                 raise SpecError(f"{_option(name)} must be at least 1, got {getattr(self, name)}")
+        if self.in_flight > MAX_IN_FLIGHT:
+            raise SpecError(
+                f"--in-flight {self.in_flight} is more than {MAX_IN_FLIGHT}: each transfer in "
+                "flight is a thread of the engine on every rank"
+            )
         if self.size_per_rank_bytes % self.segments:
             raise SpecError(
                 f"--size-per-rank {format_bytes(self.size_per_rank_bytes)} does not split into "
