@@ -66,13 +66,13 @@ def test_sweep_range_that_doubling_misses(hpcio, error_line, tmp_path, target_di
 
 
 def test_buffers_beyond_memory(hpcio, error_line, target_dir, file_url):
-    # 100,000 transfers of 1 MiB in flight: ~98 GiB of buffers on one rank.
-    done = run(hpcio, target_dir, file_url, "--in-flight", "100000", size="100000MiB",
-               transfer="1MiB")  # fmt: skip
+    # 4096 transfers of 64 MiB in flight: 256 GiB of buffers on one rank.
+    done = run(hpcio, target_dir, file_url, "--in-flight", "4096", size="262144MiB",
+               transfer="64MiB")  # fmt: skip
     line = refused(done, error_line)
     assert line.startswith(
-        "hpcio: error: buffers would take 97.7 GiB per node (1 rank(s) x 100000 in flight x "
-        "1 MiB transfer), more than the "
+        "hpcio: error: buffers would take 256 GiB per node (1 rank(s) x 4096 in flight x "
+        "64 MiB transfer), more than the "
     )
     assert line.endswith("MemAvailable): lower --in-flight or --transfer")
     assert list(target_dir.iterdir()) == []

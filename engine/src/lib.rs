@@ -71,8 +71,9 @@ impl PyTarget {
 
     /// Open `connections` pooled connections to an object store before any phase is timed
     /// (nothing for POSIX targets), so the first iteration pays no more set-up than the others.
-    fn warm(&self, py: Python<'_>, connections: usize) {
-        py.detach(|| self.inner.warm(connections));
+    /// How many requests the store answered.
+    fn warm(&self, py: Python<'_>, connections: usize) -> usize {
+        py.detach(|| self.inner.warm(connections))
     }
 
     /// How request bodies are authenticated, where the store has a choice (S3), else None.

@@ -30,6 +30,10 @@ class Target:
         """Remove these files or objects; how many existed."""
     def payload_signing(self) -> str | None:
         """S3: 'unsigned payload' (the default over TLS) or 'payload signed (SHA-256)'."""
+    def warm(self, connections: int) -> int:
+        """Object stores: open `connections` pooled connections before any phase is timed
+        (concurrent HEADs of a name no run writes); how many the store answered. 0 for
+        POSIX and memory://."""
 
 class Figures(TypedDict):
     open_start_ns: int | None

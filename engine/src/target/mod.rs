@@ -124,8 +124,11 @@ pub trait Target: Send + Sync + Debug {
     fn probe(&self, write: bool) -> io::Result<()>;
     /// Set up, before any phase is timed, what the first phase would otherwise pay for and
     /// the later ones not: an object store's `connections` pooled connections (TCP, TLS,
-    /// credentials). Best effort: a failure here shows again, timed, in the phase.
-    fn warm(&self, _connections: usize) {}
+    /// credentials). Best effort: a failure here shows again, timed, in the phase. Returns
+    /// how many requests the store answered.
+    fn warm(&self, _connections: usize) -> usize {
+        0
+    }
     /// N-1 on object stores: start an upload that several ranks add parts to.
     fn begin_shared(&self, key: &str) -> io::Result<String>;
     /// Complete a shared upload from every rank's receipts, in part order.

@@ -10,6 +10,7 @@ from hpcio import _engine
 from hpcio.commands.run import add_store_option_argument, store_options
 from hpcio.errors import TargetError
 from hpcio.runner import journal
+from hpcio.runner.lock import LOCK_KEY
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads.patterns import is_own_key
 
@@ -29,7 +30,8 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     spec = TargetSpec.from_url(args.target, **store_options(args.store_option))
     try:
         target = _engine.Target(spec.url, options=dict(spec.options))
-        keys = [k for k in target.list(OWN_PREFIX) if is_own_key(k)]
+        # A run's lock goes too: one a killed run left on an object store would block the next.
+        keys = [k for k in target.list(OWN_PREFIX) if is_own_key(k) or k == LOCK_KEY]
         # S3 bills for the parts of an upload never completed or aborted: the store's own list
         # finds those of runs on any node; the journal those of this node on other stores.
         uploads = [(k, i) for k, i in target.list_uploads(OWN_PREFIX) if is_own_key(k)]
