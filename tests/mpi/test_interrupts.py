@@ -12,6 +12,7 @@ import time
 
 import pytest
 from hpcio.runner.lock import LOCK_KEY
+from hpcio.runner.world import descendants
 
 pytestmark = pytest.mark.mpi
 
@@ -23,25 +24,6 @@ def start(args, env, launcher=()):
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI", "HPCIO_"))}
     return subprocess.Popen(command, env={**clean, **env}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
-
-
-def descendants(pid):
-    """Every process under `pid`, from /proc."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def running(pid):

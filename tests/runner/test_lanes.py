@@ -9,7 +9,7 @@ from hpcio.workloads._base import Phase, RankInfo
 KiB, MiB = 1 << 10, 1 << 20
 
 
-def spec(pattern="mfmw", size=MiB, transfer=MiB, in_flight=100_000, **more):
+def spec(pattern="mfmw", size=MiB, transfer=MiB, in_flight=4096, **more):
     return RunSpec(
         pattern=pattern, target=TargetSpec.from_url("file:///tmp/x"), ranks=2,
         size_per_rank_bytes=size, transfer_bytes=transfer, in_flight=in_flight, **more,
@@ -21,10 +21,10 @@ def plan(run, rank=0):
 
 
 def test_a_typo_in_in_flight_gets_no_more_lanes_than_transfers():
-    run = spec()  # --in-flight 100000 on a 1 MiB run reserved 100,000 buffers of 1 MiB
+    run = spec()  # --in-flight 4096 on a 1 MiB run reserved 4096 buffers of 1 MiB
     assert lanes(run, plan(run), collect=False) == 1
-    run = spec(size=64 * MiB, transfer=4 * KiB, files_per_rank=4)
-    assert lanes(run, plan(run), collect=False) == 16 * 1024  # transfers of the 4 files
+    run = spec(size=8 * MiB, transfer=4 * KiB, files_per_rank=4)
+    assert lanes(run, plan(run), collect=False) == 2 * 1024  # transfers of the 4 files
 
 
 def test_lanes_are_the_in_flight_depth_when_there_is_work_for_them():

@@ -3,13 +3,13 @@ against real uploads (issue 11, sections 4 and 5), on versitygw and a one-answer
 both on 127.0.0.1."""
 
 import http.server
-import os
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
+from hpcio.runner.world import descendants
 
 MiB = 1 << 20
 
@@ -102,24 +102,6 @@ def test_clean_aborts_hpcios_stale_uploads_and_no_others(hpcio, s3_server):
         client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
 
 
-def _descendants(pid):
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def _cmdline(pid):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -144,7 +126,7 @@ def test_store_options_reach_the_ranks_but_not_their_command_lines(s3_server, tm
     try:
         deadline = time.monotonic() + 60
         while launcher.poll() is None and time.monotonic() < deadline:
-            for pid in _descendants(launcher.pid):
+            for pid in descendants(launcher.pid):
                 seen[pid] = _cmdline(pid) or seen.get(pid, "")
             time.sleep(0.1)
         _, stderr = launcher.communicate(timeout=60)

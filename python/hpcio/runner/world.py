@@ -253,7 +253,7 @@ def relaunch(ranks: int, argv: Sequence[str]) -> int:
     def forward(signal_number: int, _frame: object) -> None:
         if not received:
             received.append(signal_number)
-            for pid in [p for p in _descendants(job.pid) if _runs_hpcio(p)] + [job.pid]:
+            for pid in [p for p in descendants(job.pid) if _runs_hpcio(p)] + [job.pid]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
 
@@ -283,7 +283,7 @@ def _end(job: subprocess.Popen[bytes]) -> None:
         return
     except subprocess.TimeoutExpired:
         pass
-    for pid in [*_descendants(job.pid), job.pid]:
+    for pid in [*descendants(job.pid), job.pid]:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     job.wait()
@@ -298,7 +298,7 @@ def _runs_hpcio(pid: int) -> bool:
     return words[1:3] == [b"-m", b"hpcio"]
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """Processes under `pid` on this machine, from /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
