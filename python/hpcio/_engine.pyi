@@ -86,7 +86,7 @@ class Executor:
     ) -> None:
         """Execute every row with the GIL released; failures are recorded in figures().
 
-        A transfer row is a run of `counts` transfers, `strides` bytes apart (workloads/_base.py
+        A transfer row is a run of `counts` transfers, `strides` bytes apart (workloads/contract.py
         Plan). `shuffle`: (seed, rank, phase) of a random order of each batch of transfers.
         With `until_ns` (on clock_ns's scale; payload data only), fio's time_based: each
         in-flight lane goes round its share of the transfers until one ends at or past it.

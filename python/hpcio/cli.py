@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(error_line(e), file=sys.stderr)
         return e.exit_code
     except BrokenPipeError:
-        from hpcio.report.console import silence_stdout
+        from hpcio.live.console import silence_stdout
 
         silence_stdout()  # `hpcio report ... | head` is not an error
         return 0

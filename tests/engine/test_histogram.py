@@ -3,7 +3,7 @@ from hpcio import _engine
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import patterns
-from hpcio.workloads._base import Phase, RankInfo
+from hpcio.workloads.contract import Phase, RankInfo
 
 QUANTILES = [0.5, 0.9, 0.99, 1.0]
 

@@ -78,7 +78,7 @@ def test_engine_writes_the_same_bytes(engine_run, target_dir):
     from hpcio.spec.model import RunSpec
     from hpcio.spec.target import TargetSpec
     from hpcio.workloads import patterns
-    from hpcio.workloads._base import Phase, RankInfo
+    from hpcio.workloads.contract import Phase, RankInfo
 
     run = RunSpec("sfmw", TargetSpec.from_url("file:///tmp/x"), 2, 64 << 10, 16 << 10)
     for r in (0, 1):

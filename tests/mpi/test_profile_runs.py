@@ -1,7 +1,7 @@
 import re
 
 import pytest
-from hpcio.workloads.profiles import fio
+from hpcio.workloads.profiles import storage
 
 pytestmark = pytest.mark.mpi
 
@@ -18,12 +18,12 @@ def run_profile(hpcio, target, output, name, *more, ranks=2, size="2MiB", env=No
     return done
 
 
-@pytest.mark.parametrize("name", list(fio.PROFILES))
+@pytest.mark.parametrize("name", list(storage.PROFILES))
 def test_each_profile_runs_and_verifies(hpcio, file_url, read_documents, target_dir, name):
     output = target_dir.parent / "results.jsonl"
     run_profile(hpcio, file_url(target_dir), output, name)
     (doc,) = read_documents(output)
-    profile = fio.PROFILES[name]
+    profile = storage.PROFILES[name]
     assert doc["run"]["profile"] == name
     assert doc["run"]["transfer_bytes"] == profile.transfer_bytes
     assert doc["run"]["in_flight"] == profile.in_flight
@@ -59,7 +59,7 @@ def test_profile_all_prints_the_studys_tables_from_the_documents(
     output = target_dir.parent / "results.jsonl"
     done = run_profile(hpcio, file_url(target_dir), output, "all", "-q")
     docs = read_documents(output)
-    names = list(fio.PROFILES)
+    names = list(storage.PROFILES)
     assert [d["run"]["profile"] for d in docs] == names
     header, bandwidth = table_values(done.stdout, "Bandwidth (MiB/s, mean over iterations)")
     assert header == ["MiB/s", *names]
@@ -102,14 +102,14 @@ def stored_objects(server, prefix):
 
 
 @pytest.mark.parametrize("server_name", ["s3_server", "azure_server"])
-@pytest.mark.parametrize("name", list(fio.PROFILES))
+@pytest.mark.parametrize("name", list(storage.PROFILES))
 def test_each_profile_on_object_stores(hpcio, request, tmp_path, read_documents, server_name, name):
     """On S3 and Azure every transfer is an object: PUT whole, read by a ranged GET of all of
     it, checked byte for byte; afterwards the prefix is empty (bulk deletes)."""
     server = request.getfixturevalue(server_name)
     prefix = f"profile-{name}"
     output = tmp_path / "r.jsonl"
-    profile = fio.PROFILES[name]
+    profile = storage.PROFILES[name]
     size = max(512 << 10, 4 * profile.transfer_bytes)  # 64 objects of 4 KiB or 2 of 1 MiB each
     run_profile(hpcio, server.url(prefix), output, name, size=str(size), env=server.env)
     (doc,) = read_documents(output)

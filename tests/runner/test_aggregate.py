@@ -165,7 +165,7 @@ def test_summarize_merges_latency_of_all_iterations(engine_run):
     from hpcio.spec.model import RunSpec
     from hpcio.spec.target import TargetSpec
     from hpcio.workloads import patterns
-    from hpcio.workloads._base import Phase, RankInfo
+    from hpcio.workloads.contract import Phase, RankInfo
 
     run = RunSpec("mfmw", TargetSpec.from_url("file:///tmp/x"), 1, 256 << 10, 64 << 10)
     plan = patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(0, 1))

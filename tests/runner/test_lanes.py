@@ -4,7 +4,7 @@ from hpcio.runner.phase import lanes
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import patterns
-from hpcio.workloads._base import Phase, RankInfo
+from hpcio.workloads.contract import Phase, RankInfo
 
 KiB, MiB = 1 << 10, 1 << 20
 

@@ -6,7 +6,7 @@ from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import patterns
-from hpcio.workloads._base import Op, Phase, RankInfo
+from hpcio.workloads.contract import Op, Phase, RankInfo
 from hpcio.workloads.patterns.mfmw import rank_key
 from hpcio.workloads.patterns.sfmw import SHARED_KEY
 from hpcio.workloads.patterns.sfsw import SFSW_KEY, chunk_runs, chunks

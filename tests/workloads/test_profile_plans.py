@@ -6,17 +6,17 @@ from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import patterns
-from hpcio.workloads._base import Op, Phase, RankInfo
+from hpcio.workloads.contract import Op, Phase, RankInfo
 from hpcio.workloads.patterns.mfmw import rank_key
-from hpcio.workloads.profiles import fio
+from hpcio.workloads.profiles import storage
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 POSIX = TargetSpec.from_url("file:///tmp/x")
 
 
 def profile_spec(name, ranks=2, size=64 * KiB * 2, target=POSIX, **more):
-    return fio.profile_run(
-        fio.get(name), target, ranks=ranks, size_bytes=size, node_ram_bytes=8 * GiB, **more
+    return storage.profile_run(
+        storage.get(name), target, ranks=ranks, size_bytes=size, node_ram_bytes=8 * GiB, **more
     )
 
 
@@ -80,7 +80,7 @@ def test_profiles_as_runs(name, pattern, transfer, in_flight, direct, random):
 def test_default_sizes():
     streaming = profile_spec("streaming", ranks=4, size=None)
     assert streaming.file_bytes == 16 * GiB  # twice the 8 GiB of RAM
-    on_two = fio.profile_run(fio.get("streaming"), POSIX, ranks=4, size_bytes=None,
+    on_two = storage.profile_run(storage.get("streaming"), POSIX, ranks=4, size_bytes=None,
                              node_ram_bytes=8 * GiB, nodes=2)  # fmt: skip
     assert on_two.file_bytes == 32 * GiB  # twice each node's RAM
     assert profile_spec("small-wss", ranks=1, size=None).file_bytes == GiB
@@ -151,7 +151,9 @@ def test_bad_profiles_are_refused(name, size, target, message):
 
 def test_unknown_node_ram_needs_size():
     with pytest.raises(SpecError, match="give --size"):
-        fio.profile_run(fio.get("streaming"), POSIX, ranks=1, size_bytes=None, node_ram_bytes=0)
+        storage.profile_run(
+            storage.get("streaming"), POSIX, ranks=1, size_bytes=None, node_ram_bytes=0
+        )
 
 
 def test_random_offsets_only_with_file_per_process():

@@ -12,7 +12,7 @@ from typing import Any
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.workloads import patterns
-from hpcio.workloads._base import Phase
+from hpcio.workloads.contract import Phase
 
 _GIVEN = "_given_options"
 

@@ -22,7 +22,7 @@ from hpcio.errors import SpecError
 from hpcio.results import io as results_io
 from hpcio.spec.target import TargetSpec
 from hpcio.units import parse_size, parse_size_range
-from hpcio.workloads.profiles import fio, iozone
+from hpcio.workloads.profiles import iozone, storage
 
 if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
@@ -35,7 +35,7 @@ HELP = "fio-style storage profiles (streaming, latency, random I/O, small workin
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "name",
-        help=", ".join(fio.PROFILES) + ", all (the five in turn), or iozone (IOzone's sweep)",
+        help=", ".join(storage.PROFILES) + ", all (the five in turn), or iozone (IOzone's sweep)",
     )
     p.add_argument(
         "--target",
@@ -113,7 +113,7 @@ def specs(args: argparse.Namespace, ranks: int, nodes: int = 1) -> list[RunSpec]
 
 
 def _specs(args: argparse.Namespace, ranks: int, nodes: int) -> list[RunSpec]:
-    from hpcio.runner.cache import node_ram_bytes
+    from hpcio.runner.pagecache import node_ram_bytes
 
     if args.iterations < 1:
         raise SpecError(f"-i must be at least 1, got {args.iterations}")
@@ -132,13 +132,13 @@ def _specs(args: argparse.Namespace, ranks: int, nodes: int) -> list[RunSpec]:
         return _iozone_specs(args, ranks)
     if iozone_only:
         raise SpecError(f"{iozone_only[0]} is for 'hpcio profile iozone', not {args.name}")
-    names = list(fio.PROFILES) if args.name == "all" else [fio.get(args.name).name]
+    names = list(storage.PROFILES) if args.name == "all" else [storage.get(args.name).name]
     target = TargetSpec.from_url(args.target, **store_options(args.store_option))
     size = parse_size(args.size) if args.size is not None else None
     ram = node_ram_bytes()
     return [
-        fio.profile_run(
-            fio.PROFILES[name],
+        storage.profile_run(
+            storage.PROFILES[name],
             target,
             ranks=ranks,
             size_bytes=size,
@@ -195,7 +195,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
-    from hpcio.report.console import Console, say
+    from hpcio.live.console import Console, say
     from hpcio.report.profiles import profile_tables
     from hpcio.runner.sweep import run_all
     from hpcio.runner.world import topology
@@ -205,12 +205,12 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
         # Defaults that depend on RAM count every node's, known only now the job runs.
         todo = specs(args, world.size, layout.nodes)
     console = Console(layout, quiet=args.quiet)
-    note = fio.object_store_note(todo[0].target)
+    note = storage.object_store_note(todo[0].target)
     if world.rank == 0 and note:
         say(note)
 
     def announce(run: RunSpec) -> None:
-        profile = fio.PROFILES.get(str(run.profile))
+        profile = storage.PROFILES.get(str(run.profile))
         if not args.quiet and profile is not None:
             say(f"hpcio profile: {profile.name}: {profile.describe()}")
         elif not args.quiet:
@@ -236,7 +236,7 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
 def _iozone_output(docs: list[ResultDocument], plots_dir: str | None) -> None:
     from pathlib import Path
 
-    from hpcio.report.console import say
+    from hpcio.live.console import say
     from hpcio.report.iozone import iozone_heatmap, iozone_table
 
     say(iozone_table(docs))

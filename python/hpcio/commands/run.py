@@ -376,7 +376,7 @@ def clean_up_after(
 
 
 def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:
-    from hpcio.report.console import Console
+    from hpcio.live.console import Console
     from hpcio.runner.sweep import run_all
     from hpcio.runner.world import topology
     from hpcio.spec.sweep import pending

@@ -188,7 +188,7 @@ def _execute(
     display: str | None = None,
 ) -> int:
     """Run this job's share of the points still to do; rank 0 shows progress and appends."""
-    from hpcio.report.progress import SuiteProgress
+    from hpcio.live.progress import SuiteProgress
     from hpcio.results import io as results_io
     from hpcio.runner.sweep import run_all
 

@@ -16,7 +16,7 @@ from hpcio.report.plots import Plot, PlotSet, render
 from hpcio.report.points import describe, spec_fields
 from hpcio.report.tables import Table, format_cell, study_tables
 from hpcio.results.schema import ResultDocument
-from hpcio.runner.cache import PAGE_CACHE_WARNING
+from hpcio.runner.pagecache import PAGE_CACHE_WARNING
 
 #: Browsers refuse anything but inline styles and data: images, so nothing is fetched even if
 #: a value in a document looked like a URL.

@@ -126,7 +126,7 @@ class CacheRecord:
     reads_may_hit_page_cache: bool
     notes: tuple[str, ...]
     #: What limits reads of the target on one node (a device's link, network interfaces; see
-    #: runner/device.py) and that limit in bytes/s, None where it is unknown.
+    #: runner/ceiling.py) and that limit in bytes/s, None where it is unknown.
     read_ceiling: str = ""
     read_ceiling_bytes_per_s: float | None = None
 

@@ -21,7 +21,7 @@ from hpcio.results.schema import (
     TimeSeries,
 )
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import RankInfo
+from hpcio.workloads.contract import RankInfo
 
 _NS = 1e9
 _QUANTILES = (0.5, 0.9, 0.99, 0.999)

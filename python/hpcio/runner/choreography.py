@@ -15,7 +15,7 @@ from hpcio.runner import interrupts
 from hpcio.runner.aggregate import Contribution
 from hpcio.runner.world import Comm, Request
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import Op, Phase, Plan, PlanBuilder, RankInfo
+from hpcio.workloads.contract import Op, Phase, Plan, PlanBuilder, RankInfo
 from hpcio.workloads.patterns.sfsw import COLLECTOR, SFSW_KEY, chunk_runs, chunks
 
 _TAG = 7301

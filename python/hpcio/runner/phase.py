@@ -7,7 +7,7 @@ from hpcio.runner import choreography, interrupts
 from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import Phase, Plan, RankInfo, Sharing, Workload
+from hpcio.workloads.contract import Phase, Plan, RankInfo, Sharing, Workload
 
 
 def shared_upload(run: RunSpec, workload: Workload, phase: Phase) -> bool:

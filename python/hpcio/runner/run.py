@@ -11,9 +11,9 @@ from collections.abc import Callable
 from hpcio import __version__, _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
-from hpcio.runner import device, interrupts, lock, resources
+from hpcio.runner import ceiling, interrupts, lock, resources
 from hpcio.runner.aggregate import phase_figures, summarize
-from hpcio.runner.cache import (
+from hpcio.runner.pagecache import (
     cache_record,
     check_drop_caches,
     drop_page_caches,
@@ -25,7 +25,7 @@ from hpcio.runner.world import Comm, topology
 from hpcio.spec.limits import check_limits
 from hpcio.spec.model import RunSpec
 from hpcio.workloads import patterns
-from hpcio.workloads._base import Phase, RankInfo, Workload
+from hpcio.workloads.contract import Phase, RankInfo, Workload
 
 Progress = Callable[[PhaseFigures], None]
 #: Called on rank 0 after each iteration with the document of the iterations so far.
@@ -101,7 +101,7 @@ def probe_target(run: RunSpec, ranks_per_node: int | None = None) -> None:
         what = _REASONS.get(e.errno or 0, f"cannot be used: {e.strerror or e}")
         if e.errno == 2 and os.path.isdir(run.target.path):
             # The directory is there but refuses new files: /proc, /sys and their kind.
-            kind = device.file_system_type(run.target.path) or "unknown"
+            kind = ceiling.file_system_type(run.target.path) or "unknown"
             what = f"is not a usable file system (type {kind}): no file can be created there"
         raise TargetError(f"target {run.target.url} {what}") from None
     lock.hold(run)
@@ -146,11 +146,11 @@ def execute(
     target.warm(requests_in_flight(run))
     figures: list[PhaseFigures] = []
     phases = [Phase(p) for p in run.phases] if run.phases else list(workload.phases)
-    ceiling = None if run.target.is_object_store else device.ceiling(run.target.path)
+    read_ceiling = None if run.target.is_object_store else ceiling.ceiling(run.target.path)
 
     def document(status: str) -> ResultDocument:
-        cache = cache_record(run, topo.nodes, node_ram_bytes(), Phase.READ in phases, ceiling)
-        in_ram = ceiling is not None and ceiling.in_ram
+        cache = cache_record(run, topo.nodes, node_ram_bytes(), Phase.READ in phases, read_ceiling)
+        in_ram = read_ceiling is not None and read_ceiling.in_ram
         return ResultDocument(
             schema_version=SCHEMA_VERSION,
             kind=KIND,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from hpcio.errors import SpecError
-from hpcio.workloads._base import Workload
+from hpcio.workloads.contract import Workload
 from hpcio.workloads.patterns.mfmr import MfmrPattern
 from hpcio.workloads.patterns.mfmw import RANK_KEY_PATTERN, MfmwPattern
 from hpcio.workloads.patterns.sfmr import SfmrPattern

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import (
+from hpcio.workloads.contract import (
     Phase,
     Plan,
     RankInfo,

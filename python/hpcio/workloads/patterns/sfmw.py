@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import Phase, Plan, RankInfo, Sharing, own_runs, read_plan, write_plan
+from hpcio.workloads.contract import Phase, Plan, RankInfo, Sharing, own_runs, read_plan, write_plan
 
 SHARED_KEY = "hpcio-shared.dat"
 

@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from hpcio.spec.model import RunSpec
-from hpcio.workloads._base import Phase, Plan, RankInfo, Runs, Sharing, read_plan, write_plan
+from hpcio.workloads.contract import Phase, Plan, RankInfo, Runs, Sharing, read_plan, write_plan
 
 SFSW_KEY = "hpcio-single.dat"
 COLLECTOR = 0

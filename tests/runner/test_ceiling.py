@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 from hpcio.results.schema import CacheRecord
-from hpcio.runner.cache import read_warnings
-from hpcio.runner.device import ceiling
+from hpcio.runner.ceiling import ceiling
+from hpcio.runner.pagecache import read_warnings
 
 GB = 1e9
 

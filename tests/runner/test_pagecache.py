@@ -1,7 +1,7 @@
 import dataclasses
 
 import pytest
-from hpcio.runner.cache import cache_record
+from hpcio.runner.pagecache import cache_record
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from hpcio.errors import RunFailedError, SpecError
 from hpcio.results.schema import CacheRecord, PhaseFigures
-from hpcio.runner.device import Ceiling
+from hpcio.runner.ceiling import Ceiling
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
 

@@ -163,13 +163,11 @@ class PlanBuilder:
     """Appends blocks of rows; numpy builds each block, so no Python loop per row."""
 
     def __init__(self) -> None:
-        self._keys: list[str] = []
+        self._keys: dict[str, int] = {}  # key -> its index, in order of first use
         self._columns: list[tuple[np.ndarray, ...]] = []
 
     def _key(self, key: str) -> int:
-        if key not in self._keys:
-            self._keys.append(key)
-        return self._keys.index(key)
+        return self._keys.setdefault(key, len(self._keys))
 
     def control(self, op: Op, key: str) -> PlanBuilder:
         return self.runs(op, key, Runs.of(0, 1, 0), length=0)
