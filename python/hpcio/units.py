@@ -90,3 +90,21 @@ def format_bytes(n: float) -> str:
 def format_rate(bytes_per_s: float) -> str:
     """Bandwidth in MiB/s with two decimals, the unit the reference studies use."""
     return f"{bytes_per_s / (1 << 20):.2f} MiB/s"
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$")
+_SECONDS = {None: 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str | float) -> float:
+    """Seconds in `text`: "30s", "5m", "1h", "1.5" (plain seconds), or a number.
+
+    Raises:
+        SpecError: not a duration.
+    """
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        return float(text)
+    match = _DURATION.match(str(text).lower())
+    if not match:
+        raise SpecError(f"'{text}' is not a duration; use seconds or a unit: 30s, 5m, 1h")
+    return float(match.group(1)) * _SECONDS[match.group(2)]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from hpcio import _engine
-from hpcio.workloads.contract import Op, PlanBuilder, Runs
+from hpcio.workloads.plans import Op, PlanBuilder, Runs
 
 KiB = 1 << 10
 FILES, BLOCKS = 4, 8  # four files of 8 x 4 KiB

@@ -12,7 +12,7 @@ from hpcio.errors import TargetError
 from hpcio.runner import journal
 from hpcio.runner.lock import LOCK_KEY
 from hpcio.spec.target import TargetSpec
-from hpcio.workloads.patterns import is_own_key
+from hpcio.workloads.registry import is_own_key
 
 HELP = "delete hpcio's own files or objects under a target, abort its unfinished uploads"
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
-from hpcio.workloads import patterns
+from hpcio.spec.options import Option
+from hpcio.workloads import registry
 from hpcio.workloads.contract import Phase
 
 _GIVEN = "_given_options"
@@ -76,38 +77,33 @@ def once_each(parser: argparse.ArgumentParser, *, keep: Iterable[str] = ()) -> N
 
 
 def _reads(run: RunSpec) -> bool:
-    return Phase.READ.value in _phases(run)
+    return Phase.READ in _phases(run)
 
 
 def _timed_writes(run: RunSpec) -> bool:
-    return Phase.WRITE.value in _phases(run)
+    return Phase.WRITE in _phases(run)
 
 
-def _phases(run: RunSpec) -> tuple[str, ...]:
-    """The timed phases' names (checked against the documented orders later, by validate)."""
+def _phases(run: RunSpec) -> tuple[Phase, ...]:
+    """The timed phases (checked against the documented orders later, by validate)."""
     if run.phases is not None:
-        return run.phases
-    return tuple(p.value for p in patterns.get(run.pattern).phases)
+        return tuple(Phase(p) for p in run.phases if p in tuple(Phase))
+    return registry.get(run.workload).own_phases
 
 
 def _phases_named(run: RunSpec) -> str:
-    return f"--phases {','.join(run.phases)}" if run.phases else f"{run.pattern}'s phases"
+    return f"--phases {','.join(run.phases)}" if run.phases else f"{run.workload}'s phases"
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """An option that only some runs use."""
+    """A common setting that only some runs use."""
 
     option: str
     dest: str  # in the parsed arguments
-    field: str  # of RunSpec
     applies: Callable[[RunSpec], bool]
-    needs: str  # "is for sfmr"
-    this: Callable[[RunSpec], str]  # what the run is instead: "sfmw"
-
-
-def _pattern(run: RunSpec) -> str:
-    return run.pattern
+    needs: str  # "needs a read phase"
+    this: Callable[[RunSpec], str]  # what the run is instead: "--phases write"
 
 
 def _scheme(run: RunSpec) -> str:
@@ -115,69 +111,70 @@ def _scheme(run: RunSpec) -> str:
 
 
 RULES = (
-    Rule("--read-scope", "read_scope", "read_scope", lambda r: r.pattern == "sfmr",
-         "is for sfmr", _pattern),
-    Rule("--gather-chunk", "gather_chunk", "gather_chunk_bytes", lambda r: r.pattern == "sfsw",
-         "is for sfsw", _pattern),
-    Rule("--segments", "segments", "segments",
-         lambda r: r.pattern in ("sfsw", "sfmw", "sfmr"),
-         "is for the shared-file patterns sfsw, sfmw and sfmr",
-         lambda r: f"{r.pattern} (a file per rank has no segments to interleave)"),
-    Rule("--files-per-rank", "files_per_rank", "files_per_rank",
-         lambda r: r.pattern in ("mfmw", "mfmr"), "is for mfmw and mfmr", _pattern),
-    Rule("--random", "random", "random_offsets", lambda r: r.pattern in ("mfmw", "mfmr"),
-         "is for mfmw and mfmr", _pattern),
-    Rule("--duration", "duration", "duration_s", lambda r: r.pattern in ("mfmw", "mfmr"),
-         "is for mfmw and mfmr", _pattern),
-    Rule("--reorder", "reorder", "reorder", _reads, "needs a read phase", _phases_named),
-    Rule("--verify", "verify", "verify", _reads, "needs a read phase", _phases_named),
-    Rule("--drop-caches", "drop_caches", "drop_caches", _reads, "needs a read phase",
-         _phases_named),
-    Rule("--fsync", "fsync", "fsync", _timed_writes, "needs a timed write phase",
+    Rule("--reorder", "reorder", _reads, "needs a read phase", _phases_named),
+    Rule("--verify", "verify", _reads, "needs a read phase", _phases_named),
+    Rule("--drop-caches", "drop_caches", _reads, "needs a read phase", _phases_named),
+    Rule("--fsync", "fsync", _timed_writes, "needs a timed write phase",
          lambda r: _phases_named(r) + (" (its layout is fsync'd, untimed)"
                                        if r.phases is None else "")),
-    Rule("--store-option", "store_option", "target", lambda r: r.target.is_object_store,
+    Rule("--store-option", "store_option", lambda r: r.target.is_object_store,
          "is for object stores", _scheme),
-    Rule("--no-space-check", "no_space_check", "space_check",
-         lambda r: not r.target.is_object_store,
+    Rule("--no-space-check", "space_check", lambda r: not r.target.is_object_store,
          "is for POSIX targets (object stores report no free space)",
          _scheme),
 )  # fmt: skip
 
 
-def _default(field: str) -> Any:
-    for f in dataclasses.fields(RunSpec):
-        if f.name == field:
-            return f.default
-    raise KeyError(field)
+def _takes(run: RunSpec, field: str) -> bool:
+    return any(f.name == field for f in dataclasses.fields(run.params))
 
 
-def refuse_inapplicable(run: RunSpec, typed: set[str]) -> None:
-    """Refuse the first typed option that `run` would ignore.
+def _for_whom(option: Option, family: str) -> str:
+    names = registry.taking(option.field, family)
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"{option.flag} is for {listed}"
+
+
+def refuse_inapplicable(
+    run: RunSpec, typed: set[str], params_options: Sequence[Option] = (), family: str = ""
+) -> None:
+    """Refuse the first typed option that `run` would ignore: one its workload's params do
+    not declare, or a common setting it has no use for.
 
     Raises:
         SpecError: "--read-scope is for sfmr, not sfmw".
     """
+    for option in params_options:
+        if option.field in typed and not _takes(run, option.field):
+            raise SpecError(f"{_for_whom(option, family)}, not {run.workload}")
     for rule in RULES:
         if rule.dest in typed and not rule.applies(run):
             raise SpecError(f"{rule.option} {rule.needs}, not {rule.this(run)}")
 
 
-def fit_to_each(runs: Sequence[RunSpec], typed: set[str]) -> list[RunSpec]:
+def fit_to_each(
+    runs: Sequence[RunSpec], typed: set[str], params_options: Sequence[Option], family: str
+) -> list[RunSpec]:
     """A sweep's runs with each typed option kept where it applies and left at its default
-    where it does not; an option that applies to none of them is refused.
+    where it does not (a run's params hold only what its workload declares); an option that
+    applies to none of them is refused.
 
     Raises:
         SpecError: "--read-scope is for sfmr, not sfmw or mfmw".
     """
+    for option in params_options:
+        if option.field in typed and runs and not any(_takes(r, option.field) for r in runs):
+            these = " or ".join(dict.fromkeys(r.workload for r in runs))
+            raise SpecError(f"{_for_whom(option, family)}, not {these}")
     for rule in RULES:
         if rule.dest in typed and runs and not any(rule.applies(r) for r in runs):
             these = " or ".join(dict.fromkeys(rule.this(r) for r in runs))
             raise SpecError(f"{rule.option} {rule.needs}, not {these}")
+    defaults = {f.name: f.default for f in dataclasses.fields(RunSpec)}
     fitted = []
     for run in runs:
         for rule in RULES:
-            if rule.dest in typed and not rule.applies(run) and rule.field != "target":
-                run = dataclasses.replace(run, **{rule.field: _default(rule.field)})
+            if rule.dest in typed and not rule.applies(run) and rule.dest in defaults:
+                run = dataclasses.replace(run, **{rule.dest: defaults[rule.dest]})
         fitted.append(run)
     return fitted

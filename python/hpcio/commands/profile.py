@@ -7,22 +7,28 @@ import dataclasses
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hpcio.commands import options
 from hpcio.commands.run import (
-    add_drop_caches_argument,
-    add_no_space_check_argument,
-    add_store_option_argument,
+    add_common_arguments,
+    add_output_arguments,
     check_output,
+    common_settings,
     store_options,
     typed_options,
 )
 from hpcio.errors import SpecError
 from hpcio.results import io as results_io
+from hpcio.spec import options as spec_options
+from hpcio.spec.options import declared
 from hpcio.spec.target import TargetSpec
 from hpcio.units import parse_size, parse_size_range
+from hpcio.workloads import registry
+from hpcio.workloads.patterns.params import FilePerRankParams
 from hpcio.workloads.profiles import iozone, storage
+
+_PROFILE_OPTIONS = ("in_flight", "reorder", "duration_s")
 
 if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
@@ -35,49 +41,20 @@ HELP = "fio-style storage profiles (streaming, latency, random I/O, small workin
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "name",
-        help=", ".join(storage.PROFILES) + ", all (the five in turn), or iozone (IOzone's sweep)",
+        help=", ".join(registry.names("profile")) + ", all (the five in turn), or iozone "
+        "(IOzone's sweep)",
     )
-    p.add_argument(
-        "--target",
-        required=True,
-        help="file:///scratch/hpcio, s3://bucket/prefix, az://container/prefix, "
-        "gs://bucket/prefix, memory://",
-    )
-    add_store_option_argument(p)
+    add_common_arguments(p, skip=("phases", "fsync"))
     p.add_argument(
         "--size",
         help="data set of the whole run, split evenly between ranks (default: twice this "
         "node's RAM for streaming, 1GiB for the others; 64MiB of 4 KiB objects for the "
         "latency and random profiles on object stores)",
     )
-    p.add_argument("-n", "--ranks", type=int, help="MPI ranks; starts mpiexec when needed")
-    p.add_argument(
-        "--duration",
-        type=float,
-        metavar="SECONDS",
-        help="fio's time_based: each phase repeats its transfers for this long (the size is "
-        "then the file each rank cycles over)",
+    # The profiles' own options, as mfmw declares them; unset, each profile's own value.
+    spec_options.add_arguments(
+        p, [o for o in declared(FilePerRankParams) if o.field in _PROFILE_OPTIONS]
     )
-    p.add_argument("-i", "--iterations", type=int, default=1, help="repetitions (default 1)")
-    p.add_argument(
-        "--in-flight",
-        type=int,
-        help="requests in flight per rank instead of the profile's (32 or 1; iozone: 1); "
-        "with several ranks per node, 32 divided by them keeps the study's 32 per node",
-    )
-    p.add_argument(
-        "--direct", action="store_true", help="O_DIRECT for every profile (POSIX targets)"
-    )
-    add_drop_caches_argument(p)
-    p.add_argument(
-        "--reorder",
-        action="store_true",
-        help="read another rank's data (another node's when there are several), so reads "
-        "miss the reader's page cache",
-    )
-    p.add_argument("--verify", action="store_true", help="check every byte read")
-    p.add_argument("--keep", action="store_true", help="keep the files afterwards")
-    p.add_argument("--seed", type=int, default=1, help="payload and random-order seed")
     p.add_argument(
         "--file-sizes",
         help=f"iozone: bytes per file, a doubling range (default {iozone.DEFAULT_FILE_SIZES})",
@@ -90,9 +67,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--plots", metavar="DIR", help="iozone: write the heat maps as DIR/iozone.png and .svg"
     )
-    add_no_space_check_argument(p)
-    p.add_argument("-o", "--output", help="append result documents (JSON Lines) to this file")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the tables")
+    add_output_arguments(p, "print only the tables")
     options.once_each(p, keep=("store_option",))
 
 
@@ -106,8 +81,8 @@ def specs(args: argparse.Namespace, ranks: int, nodes: int = 1) -> list[RunSpec]
     runs = _specs(args, ranks, nodes)
     typed = typed_options(args)
     for run in runs:
-        options.refuse_inapplicable(run, typed & {"store_option", "no_space_check"})
-    if args.no_space_check:
+        options.refuse_inapplicable(run, typed & {"store_option", "space_check"})
+    if not args.space_check:
         runs = [dataclasses.replace(run, space_check=False) for run in runs]
     return runs
 
@@ -115,10 +90,10 @@ def specs(args: argparse.Namespace, ranks: int, nodes: int = 1) -> list[RunSpec]
 def _specs(args: argparse.Namespace, ranks: int, nodes: int) -> list[RunSpec]:
     from hpcio.runner.pagecache import node_ram_bytes
 
-    if args.iterations < 1:
-        raise SpecError(f"-i must be at least 1, got {args.iterations}")
-    if args.in_flight is not None and args.in_flight < 1:
-        raise SpecError(f"--in-flight must be at least 1, got {args.in_flight}")
+    settings = common_settings(args)
+    chosen = spec_options.values(
+        args, [o for o in declared(FilePerRankParams) if o.field in _PROFILE_OPTIONS]
+    )
     iozone_only = [
         option
         for option, value in (
@@ -128,11 +103,12 @@ def _specs(args: argparse.Namespace, ranks: int, nodes: int) -> list[RunSpec]:
         )
         if value is not None
     ]
-    if args.name == "iozone":
-        return _iozone_specs(args, ranks)
+    if args.name == iozone.Iozone.name:
+        return _iozone_specs(args, ranks, settings, chosen)
     if iozone_only:
         raise SpecError(f"{iozone_only[0]} is for 'hpcio profile iozone', not {args.name}")
-    names = list(storage.PROFILES) if args.name == "all" else [storage.get(args.name).name]
+    every = registry.names("profile")
+    names = every if args.name == "all" else [registry.get(args.name, "profile").name]
     target = TargetSpec.from_url(args.target, **store_options(args.store_option))
     size = parse_size(args.size) if args.size is not None else None
     ram = node_ram_bytes()
@@ -143,26 +119,28 @@ def _specs(args: argparse.Namespace, ranks: int, nodes: int) -> list[RunSpec]:
             ranks=ranks,
             size_bytes=size,
             node_ram_bytes=ram,
-            direct=args.direct,
-            verify=args.verify,
-            seed=args.seed,
-            iterations=args.iterations,
-            keep=args.keep,
-            duration_s=args.duration,
-            in_flight=args.in_flight,
-            drop_caches=args.drop_caches,
+            direct=bool(settings.get("direct", False)),
+            verify=bool(settings.get("verify", False)),
+            seed=int(settings.get("seed", 1)),  # type: ignore[call-overload]
+            iterations=int(settings.get("iterations", 1)),  # type: ignore[call-overload]
+            keep=bool(settings.get("keep", False)),
+            duration_s=chosen.get("duration_s"),
+            in_flight=chosen.get("in_flight"),
+            drop_caches=bool(settings.get("drop_caches", False)),
             nodes=nodes,
-            reorder=args.reorder,
+            reorder=bool(chosen.get("reorder", False)),
         )
         for name in names
     ]
 
 
-def _iozone_specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
-    if args.drop_caches or args.reorder:
-        option = "--drop-caches" if args.drop_caches else "--reorder"
+def _iozone_specs(
+    args: argparse.Namespace, ranks: int, settings: dict[str, Any], chosen: dict[str, Any]
+) -> list[RunSpec]:
+    if settings.get("drop_caches") or chosen.get("reorder"):
+        option = "--drop-caches" if settings.get("drop_caches") else "--reorder"
         raise SpecError(f"{option} is not for iozone: its reread measures the cache on purpose")
-    for option, value in (("--size", args.size), ("--duration", args.duration)):
+    for option, value in (("--size", args.size), ("--duration", chosen.get("duration_s"))):
         if value is not None:
             raise SpecError(f"{option} is not for iozone: give --file-sizes and --record-sizes")
     if args.plots is not None and os.path.exists(args.plots) and not os.path.isdir(args.plots):
@@ -172,12 +150,12 @@ def _iozone_specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
         ranks=ranks,
         file_sizes=parse_size_range(args.file_sizes or iozone.DEFAULT_FILE_SIZES),
         record_sizes=parse_size_range(args.record_sizes or iozone.DEFAULT_RECORD_SIZES),
-        direct=args.direct,
-        verify=args.verify,
-        seed=args.seed,
-        iterations=args.iterations,
-        keep=args.keep,
-        in_flight=args.in_flight or 1,
+        direct=bool(settings.get("direct", False)),
+        verify=bool(settings.get("verify", False)),
+        seed=int(settings.get("seed", 1)),
+        iterations=int(settings.get("iterations", 1)),
+        keep=bool(settings.get("keep", False)),
+        in_flight=int(chosen.get("in_flight") or 1),
     )
 
 
@@ -201,7 +179,7 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
     from hpcio.runner.world import topology
 
     layout = topology(world)
-    if layout.nodes > 1 and args.size is None and args.name != "iozone":
+    if layout.nodes > 1 and args.size is None and args.name != iozone.Iozone.name:
         # Defaults that depend on RAM count every node's, known only now the job runs.
         todo = specs(args, world.size, layout.nodes)
     console = Console(layout, quiet=args.quiet)
@@ -210,11 +188,11 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
         say(note)
 
     def announce(run: RunSpec) -> None:
-        profile = storage.PROFILES.get(str(run.profile))
+        profile = storage.PROFILES.get(run.workload)
         if not args.quiet and profile is not None:
             say(f"hpcio profile: {profile.name}: {profile.describe()}")
         elif not args.quiet:
-            say(f"hpcio profile iozone: {str(run.profile).removeprefix('iozone:')}")
+            say(f"hpcio profile iozone: {run.params.test}")
         console.announce(run)
 
     def finished(doc: object) -> None:
@@ -225,7 +203,7 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
     if world.rank == 0:
         if not args.quiet:
             say("")
-        if args.name == "iozone":
+        if args.name == iozone.Iozone.name:
             _iozone_output(docs, args.plots)
         else:
             say(profile_tables(docs))

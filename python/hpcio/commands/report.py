@@ -131,9 +131,9 @@ def say(lines: Sequence[str]) -> None:
 def _profile_tables(docs: Sequence[ResultDocument]) -> None:
     """The fio study's tables for profile runs, IOzone's table for iozone runs."""
     from hpcio.report.iozone import iozone_table, is_iozone
-    from hpcio.report.profiles import profile_tables
+    from hpcio.report.profiles import is_profile, profile_tables
 
-    profiled = [doc for doc in docs if doc.run.get("profile") and not is_iozone(doc)]
+    profiled = [doc for doc in docs if is_profile(doc)]
     if profiled:
         sys.stdout.write("\n" + profile_tables(profiled) + "\n")
     if any(is_iozone(doc) for doc in docs):

@@ -17,9 +17,12 @@ from hpcio.commands import options
 from hpcio.errors import HpcioError, SpecError
 from hpcio.results import io as results_io
 from hpcio.runner import journal
-from hpcio.spec.model import PATTERNS, RunSpec
+from hpcio.spec import options as spec_options
+from hpcio.spec.model import COMMON_OPTIONS, RunSpec
+from hpcio.spec.options import Option
 from hpcio.spec.target import TargetSpec
-from hpcio.units import parse_size, parse_size_range
+from hpcio.units import parse_size_range
+from hpcio.workloads import registry
 
 if TYPE_CHECKING:
     from hpcio.runner.world import Comm
@@ -91,24 +94,18 @@ def argv_without_store_options(argv: Sequence[str]) -> tuple[list[str], list[str
     return kept, pairs
 
 
-def add_drop_caches_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--drop-caches",
-        action="store_true",
-        help="root: write back and drop the page cache on every node before each read phase "
-        "(/proc/sys/vm/drop_caches), so reads come from storage",
-    )
+#: The options of `hpcio run` and `hpcio sweep` that the patterns' params declare.
+PATTERN_FAMILY = "pattern"
 
 
-def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
-    if sweep:
-        p.add_argument(
-            "--pattern", required=True, help="comma-separated patterns: " + ", ".join(PATTERNS)
-        )
-        p.add_argument("--sizes", required=True, help="size per rank, or a doubling range A..B")
-    else:
-        p.add_argument("--pattern", required=True, help=", ".join(PATTERNS))
-        p.add_argument("--size-per-rank", required=True, help="bytes each rank writes (256MiB)")
+def pattern_options() -> list[Option]:
+    return registry.options(registry.of_family(PATTERN_FAMILY))
+
+
+def add_common_arguments(
+    p: argparse.ArgumentParser, *, skip: Sequence[str] = (), flags_only: bool = False
+) -> None:
+    """--target, --store-option and the settings every run has (spec/model.py declares them)."""
     p.add_argument(
         "--target",
         required=True,
@@ -116,81 +113,29 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
         "gs://bucket/prefix, memory://",
     )
     add_store_option_argument(p)
-    p.add_argument("-n", "--ranks", type=int, help="MPI ranks; starts mpiexec when needed")
-    p.add_argument(
-        "--transfer",
-        "--part-size",
-        dest="transfer",
-        default="1MiB",
-        help="bytes per I/O call: one pwrite/pread, one part or block, one ranged GET "
-        "(default 1MiB; --part-size is the same option)",
-    )
-    p.add_argument("-i", "--iterations", type=int, default=1, help="repetitions (default 1)")
-    p.add_argument(
-        "--files-per-rank",
-        type=int,
-        default=1,
-        metavar="K",
-        help="mfmw/mfmr: K files or objects per rank, all in flight together (fio's nrfiles)",
-    )
-    p.add_argument(
-        "--segments", type=int, default=1, help="interleave each rank's data in S segments (IOR -s)"
-    )
-    p.add_argument("--fsync", action="store_true", help="fsync before close, inside the timing")
-    p.add_argument("--direct", action="store_true", help="O_DIRECT: bypass the page cache")
-    add_drop_caches_argument(p)
-    p.add_argument("--verify", action="store_true", help="check every byte read")
-    p.add_argument("--keep", action="store_true", help="keep files after each iteration")
-    p.add_argument(
-        "--phases",
-        help="write, read or write,read (default: the pattern's); "
-        "read alone reads what an earlier --keep run wrote",
-    )
-    p.add_argument(
-        "--reorder",
-        action="store_true",
-        help="read back another rank's data (another node's when there are several)",
-    )
-    p.add_argument(
-        "--read-scope",
-        choices=("all", "own"),
-        default="all",
-        help="sfmr: every rank reads the whole file (all) or its region (own)",
-    )
-    p.add_argument(
-        "--random",
-        action="store_true",
-        help="mfmw/mfmr: visit each rank's transfers in a seeded random order (fio's randrw)",
-    )
-    p.add_argument(
-        "--duration",
-        type=float,
-        metavar="SECONDS",
-        help="mfmw/mfmr: repeat each phase's transfers for this long (fio's time_based)",
-    )
-    p.add_argument("--gather-chunk", default="64MiB", help="sfsw: bytes per gather message")
-    p.add_argument(
-        "--in-flight",
-        "--concurrency",
-        dest="in_flight",
-        type=int,
-        default=1,
-        help="transfers (parts, GETs) in flight per rank (--concurrency is the same option)",
-    )
-    p.add_argument("--seed", type=int, default=1, help="payload seed")
-    add_no_space_check_argument(p)
+    declared = [o for o in COMMON_OPTIONS if not flags_only or o.kind.flag or o.field == "ranks"]
+    spec_options.add_arguments(p, declared, skip=skip)
+
+
+def add_output_arguments(p: argparse.ArgumentParser, quiet_help: str) -> None:
     p.add_argument("-o", "--output", help="append result documents (JSON Lines) to this file")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
-    options.once_each(p, keep=("store_option",))
+    p.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
 
 
-def add_no_space_check_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--no-space-check",
-        action="store_true",
-        help="POSIX: run even if the data will not fit in the target's free space (for file "
-        "systems that report free space wrongly)",
+def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
+    names = ", ".join(registry.names(PATTERN_FAMILY))
+    if sweep:
+        p.add_argument("--pattern", required=True, help="comma-separated patterns: " + names)
+        p.add_argument("--sizes", required=True, help="size per rank, or a doubling range A..B")
+    else:
+        p.add_argument("--pattern", required=True, help=names)
+    add_common_arguments(p)
+    skip = ["size_per_rank_bytes"] if sweep else []
+    spec_options.add_arguments(
+        p, pattern_options(), required=[] if sweep else ["size_per_rank_bytes"], skip=skip
     )
+    add_output_arguments(p, "print only the summary")
+    options.once_each(p, keep=("store_option",))
 
 
 def typed_options(args: argparse.Namespace) -> set[str]:
@@ -198,46 +143,41 @@ def typed_options(args: argparse.Namespace) -> set[str]:
     return options.given(args) | ({"store_option"} if args.store_option else set())
 
 
-def _spec(args: argparse.Namespace, pattern: str, size: int, ranks: int) -> RunSpec:
-    """The run `args` asks for, unvalidated (a sweep fits options to each pattern first)."""
-    return RunSpec(
-        pattern=pattern,
-        target=TargetSpec.from_url(args.target, **store_options(args.store_option)),
-        ranks=ranks,
-        size_per_rank_bytes=size,
-        transfer_bytes=parse_size(args.transfer),
-        segments=args.segments,
-        files_per_rank=args.files_per_rank,
-        iterations=args.iterations,
-        fsync=args.fsync,
-        direct=args.direct,
-        verify=args.verify,
-        keep=args.keep,
-        reorder=args.reorder,
-        read_scope=args.read_scope,
-        gather_chunk_bytes=parse_size(args.gather_chunk),
-        in_flight=args.in_flight,
-        seed=args.seed,
-        phases=tuple(p.strip() for p in args.phases.split(",")) if args.phases else None,
-        random_offsets=args.random,
-        duration_s=args.duration,
-        drop_caches=args.drop_caches,
-        space_check=not args.no_space_check,
-    )
+def common_settings(args: argparse.Namespace) -> dict[str, object]:
+    """The common settings typed on the command line (ranks aside: the job decides them)."""
+    typed = spec_options.values(args, COMMON_OPTIONS)
+    typed.pop("ranks", None)
+    return typed
+
+
+def _spec(args: argparse.Namespace, name: str, size: int, ranks: int) -> RunSpec:
+    """The run `args` asks for, unvalidated: the workload takes the options its params
+    declare (a sweep's other patterns leave them)."""
+    registry.get(name, PATTERN_FAMILY)
+    settings = {
+        **spec_options.values(args, pattern_options()),
+        **common_settings(args),
+        "size_per_rank_bytes": size,
+        "target": TargetSpec.from_url(args.target, **store_options(args.store_option)),
+        "ranks": ranks,
+    }
+    return RunSpec.build(name, **settings)
 
 
 def _specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
     typed = typed_options(args)
     if args.command == "run":
-        run = _spec(args, args.pattern, parse_size(args.size_per_rank), ranks)
-        options.refuse_inapplicable(run, typed)
+        size = spec_options.values(args, pattern_options()).pop("size_per_rank_bytes")
+        run = _spec(args, args.pattern, size, ranks)
+        options.refuse_inapplicable(run, typed, pattern_options(), PATTERN_FAMILY)
         return [run.validate()]
     from hpcio.spec.sweep import grid
 
-    patterns = [p.strip() for p in args.pattern.split(",") if p.strip()] or [""]
+    names = [p.strip() for p in args.pattern.split(",") if p.strip()] or [""]
     sizes = parse_size_range(args.sizes)
-    bases = options.fit_to_each([_spec(args, p, sizes[0], ranks) for p in patterns], typed)
-    return [run for base in bases for run in grid(base, [base.pattern], sizes)]
+    bases = [_spec(args, name, sizes[0], ranks) for name in names]
+    bases = options.fit_to_each(bases, typed, pattern_options(), PATTERN_FAMILY)
+    return [run for base in bases for run in grid(base, sizes)]
 
 
 def check_output(path: str | None) -> None:
@@ -355,7 +295,6 @@ def clean_up_after(
     (rank 0 wrote them to `output`, after byte `since`, as they finished)."""
     from hpcio.runner.run import open_target
     from hpcio.runner.sweep import finished_iterations, say_kept
-    from hpcio.workloads import patterns
 
     for spec in {s.target.url: s for s in specs}.values():
         target = spec.target
@@ -365,7 +304,7 @@ def clean_up_after(
                 print(f"hpcio: aborted {len(aborted)} incomplete upload(s) the job left on "
                       f"{target.url}", file=sys.stderr)  # fmt: skip
         if not spec.keep and spec.writes:
-            keys = {k for s in specs if s.writes for k in patterns.get(s.pattern).keys(s)}
+            keys = {k for s in specs if s.writes for k in registry.get(s.workload).keys(s)}
             with contextlib.suppress(OSError, HpcioError):  # `hpcio clean` removes the rest
                 open_target(spec).remove(sorted(keys))
     if output and output != results_io.STDOUT:

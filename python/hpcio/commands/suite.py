@@ -16,6 +16,7 @@ from hpcio.commands.run import check_output
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import Suite, describe, group_points, load_suite
+from hpcio.workloads import registry
 
 if TYPE_CHECKING:
     from hpcio.runner.world import Comm
@@ -239,20 +240,16 @@ def _execute(
 
 def point_work(point: RunSpec) -> float:
     """Bytes a point moves over its phases and iterations, plus a fixed cost per phase: its
-    weight in the ETA. Every rank of sfmr reads the whole file with read scope 'all'."""
+    weight in the ETA, as its workload counts them."""
+    workload = registry.get(point.workload)
     total = 0.0
-    for phase in _phases(point):
-        moved = point.file_bytes
-        if phase == "read" and point.pattern == "sfmr" and point.read_scope == "all":
-            moved *= point.ranks
-        total += moved + _PHASE_OVERHEAD_BYTES
+    for phase in workload.phases(point):
+        total += workload.moved_bytes(point, phase) + _PHASE_OVERHEAD_BYTES
     return total * point.iterations
 
 
 def _phases(point: RunSpec) -> tuple[str, ...]:
-    from hpcio.workloads import patterns
-
-    return point.phases or tuple(p.value for p in patterns.get(point.pattern).phases)
+    return tuple(p.value for p in registry.get(point.workload).phases(point))
 
 
 def _phase_calls(point: RunSpec) -> int:

@@ -8,21 +8,22 @@ import sys
 from hpcio.results.schema import PhaseFigures, ResultDocument
 from hpcio.runner.world import Topology
 from hpcio.spec.model import RunSpec
-from hpcio.units import format_bytes
+from hpcio.spec.options import declared
+from hpcio.workloads import registry
 
 _MIB = float(1 << 20)
 
 
 def header(run: RunSpec, nodes: int, ranks_per_node: int) -> str:
-    scope = f", read scope {run.read_scope}" if run.pattern == "sfmr" else ""
-    flags = [name for name in ("fsync", "direct", "verify", "reorder") if getattr(run, name)]
+    workload = registry.get(run.workload)
+    flags = [name for name in ("fsync", "direct", "verify") if getattr(run, name)]
+    flags += [o.flag.lstrip("-") for o in declared(workload.params)
+              if o.kind.flag and o.flag and getattr(run.params, o.field)]  # fmt: skip
+    what = workload.describe(run)
     return (
-        f"hpcio run: {run.pattern} on {run.target.url}, {run.ranks} ranks on {nodes} node(s) "
-        f"({ranks_per_node} per node), {format_bytes(run.size_per_rank_bytes)} per rank, "
-        f"transfer {format_bytes(run.transfer_bytes)}, {run.segments} segment(s), "
-        f"{run.iterations} iteration(s){scope}"
-        + (f", each phase for {run.duration_s:g} s" if run.duration_s is not None else "")
-        + (f" [{' '.join(flags)}]" if flags else "")
+        f"hpcio run: {run.workload} on {run.target.url}, {run.ranks} ranks on {nodes} node(s) "
+        f"({ranks_per_node} per node), {what + ', ' if what else ''}"
+        f"{run.iterations} iteration(s)" + (f" [{' '.join(flags)}]" if flags else "")
     )
 
 

@@ -22,7 +22,10 @@ from hpcio.report.prices import (
     format_money,
 )
 from hpcio.results.schema import ResultDocument
+from hpcio.spec.model import RunSpec
+from hpcio.spec.suite import describe
 from hpcio.units import format_bytes
+from hpcio.workloads import registry
 
 #: Object-store kinds whose requests follow S3's API (the memory store counts them alike).
 S3_LIKE = ("s3", "gcs", "memory")
@@ -31,8 +34,6 @@ OBJECT_KINDS = (*S3_LIKE, "azure")
 _KIND_ORDER = tuple(_engine.REQUEST_KINDS)
 #: Parts of an S3 or GCS multipart upload must be at least this big, but the last.
 _MIN_PART_BYTES = 5 << 20
-#: Patterns that write or read one shared file; the others use a file per rank.
-_SHARED_FILE = ("sfsw", "sfmw", "sfmr")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(h|d|w|mo|y)\s*$")
 _HOURS = {"h": 1.0, "d": 24.0, "w": 24.0 * 7, "mo": MONTH_HOURS, "y": MONTH_HOURS * 12}
 
@@ -147,7 +148,8 @@ def estimate_cost(
     kind = str(run["target"]["kind"])
     counted = _requests(doc)
     billed, notes = translate_requests(run, doc, kind, priced_as)
-    stored = int(run["size_per_rank_bytes"]) * int(run["ranks"])
+    spec = RunSpec.from_dict(run)
+    stored = registry.get(spec.workload).stored_bytes(spec)
     by_class: dict[str, int] = {}
     requests_cost = keep_cost = None
     if price is None:
@@ -178,7 +180,7 @@ def estimate_cost(
                 "for, used or not, once for all the runs that share it; requests are included"
             )
     return CostBreakdown(
-        run=_describe(run),
+        run=describe(spec),
         target_url=str(run["target"]["url"]),
         target_kind=kind,
         priced_as=priced_as,
@@ -225,12 +227,10 @@ def translate_requests(
 def _posix_as_object(
     run: Mapping[str, object], doc: ResultDocument, priced_as: str
 ) -> tuple[dict[str, int], list[str]]:
-    ranks = int(run["ranks"])  # type: ignore[arg-type]
-    size_per_rank = int(run["size_per_rank_bytes"])  # type: ignore[arg-type]
-    files_per_rank = int(run.get("files_per_rank") or 1)  # type: ignore[call-overload]
-    transfer = int(run["transfer_bytes"])  # type: ignore[arg-type]
-    shared = run["pattern"] in _SHARED_FILE
-    object_bytes = size_per_rank * ranks if shared else size_per_rank // files_per_rank
+    spec = RunSpec.from_dict(dict(run))
+    written = registry.get(spec.workload).objects_written(spec)
+    object_bytes = max((w.bytes for w in written), default=0)
+    transfer = max((w.part_bytes for w in written), default=1)
     # Transfers that make one object: a time-based run (--duration) goes over its files
     # again and again, and every pass is an upload of its own.
     parts_per_object = max(1, -(-object_bytes // transfer))
@@ -263,7 +263,7 @@ def _posix_as_object(
         "one transfer is one PUT, in several a multipart upload with one part per transfer; "
         "each read transfer one GET; the untimed layout of reading patterns is not counted)"
     ]
-    if run.get("duration_s") is not None:
+    if getattr(spec.params, "duration_s", None) is not None:
         notes.append(
             "time-based run: every pass over a file counts as a new PUT or upload of its object"
         )
@@ -305,15 +305,6 @@ def _requests(doc: ResultDocument) -> dict[str, int]:
 
 def _kind_rank(name: str) -> tuple[int, str]:
     return (_KIND_ORDER.index(name) if name in _KIND_ORDER else len(_KIND_ORDER), name)
-
-
-def _describe(run: Mapping[str, object]) -> str:
-    ranks = int(run["ranks"])  # type: ignore[arg-type]
-    layout = f" ({run['ranks_per_node']}/node)" if run.get("ranks_per_node") else ""
-    return (
-        f"{run['pattern']} {ranks} rank{'s' if ranks != 1 else ''}{layout} "
-        f"{format_bytes(int(run['size_per_rank_bytes']))}/rank x{run['iterations']}"  # type: ignore[arg-type]
-    )
 
 
 def format_hours(hours: float) -> str:

@@ -17,6 +17,7 @@ from hpcio.report.points import describe, spec_fields
 from hpcio.report.tables import Table, format_cell, study_tables
 from hpcio.results.schema import ResultDocument
 from hpcio.runner.pagecache import PAGE_CACHE_WARNING
+from hpcio.workloads import registry
 
 #: Browsers refuse anything but inline styles and data: images, so nothing is fetched even if
 #: a value in a document looked like a URL.
@@ -176,7 +177,7 @@ def _data_uri(plot: Plot) -> str:
 
 def _run_title(doc: ResultDocument) -> str:
     fields = spec_fields(doc.run)
-    return describe(fields, ["pattern", "target", "size_per_rank_bytes", "ranks"])
+    return describe(fields, ["workload", "target", "size_per_rank_bytes", "ranks"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,7 +325,7 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     """Every run's figures per phase, then its full spec as it is in the document."""
     headers = [
         "Run",
-        "Pattern",
+        "Workload",
         "Target",
         "Ranks",
         "Size per rank (MiB)",
@@ -341,17 +342,17 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     ]
     rows: list[list[Cell]] = []
     for number, doc in enumerate(docs, start=1):
-        run = doc.run
+        run, settings = doc.run, doc.settings
         for phase, s in doc.summary.items():
             bw = s.bandwidth_mib_s
             rows.append(
                 [
                     str(number),
-                    str(run["pattern"]),
+                    registry.label(doc.workload, settings),
                     str(run["target"]["url"]),
                     (str(doc.ranks), doc.ranks),
-                    _mib(run["size_per_rank_bytes"]),
-                    _mib(run["transfer_bytes"]),
+                    _mib(settings.get("size_per_rank_bytes")),
+                    _mib(settings.get("transfer_bytes")),
                     (str(s.iterations), s.iterations),
                     phase,
                     (f"{bw.mean:.3f}", bw.mean),
@@ -372,7 +373,9 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     return _table(headers, rows, table_id=f"{anchor}runs") + "\n<h3>Specs</h3>\n" + specs
 
 
-def _mib(n_bytes: int) -> Cell:
+def _mib(n_bytes: int | None) -> Cell:
+    if n_bytes is None:
+        return ("-", None)
     value = n_bytes / float(1 << 20)
     return (f"{value:g}", value)
 

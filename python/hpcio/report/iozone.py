@@ -9,20 +9,21 @@ from hpcio.report.plots import Plot
 from hpcio.report.points import describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import pooled_stats
 from hpcio.results.schema import ResultDocument
-from hpcio.workloads.profiles.iozone import PROFILE_PREFIX, TESTS
+from hpcio.workloads import registry
+from hpcio.workloads.profiles.iozone import TESTS, Iozone
 
 _WIDTH = 14
 #: Fields an IOzone sweep varies itself: its rows (file and record size) and its tests.
-_SWEPT = ("size_per_rank_bytes", "transfer_bytes", "profile", "phases", "random_offsets", "verify")
+_SWEPT = ("size_per_rank_bytes", "transfer_bytes", "test", "phases", "random_offsets", "verify")
 
 
 def is_iozone(doc: ResultDocument) -> bool:
-    return str(doc.run.get("profile") or "").startswith(PROFILE_PREFIX)
+    return registry.family_of(doc.workload) == Iozone.family
 
 
 def _test_and_phase(doc: ResultDocument) -> tuple[str, str]:
     (phase,) = doc.run["phases"]
-    return str(doc.run["profile"])[len(PROFILE_PREFIX) :], str(phase)
+    return str(doc.params["test"]), str(phase)
 
 
 def iozone_rates(docs: Sequence[ResultDocument]) -> dict[tuple[int, int], dict[str, float]]:
@@ -35,7 +36,7 @@ def iozone_rates(docs: Sequence[ResultDocument]) -> dict[tuple[int, int], dict[s
         test, phase = _test_and_phase(doc)
         if phase not in doc.summary:
             continue
-        point = (int(doc.run["size_per_rank_bytes"]), int(doc.run["transfer_bytes"]))
+        point = (int(doc.params["size_per_rank_bytes"]), int(doc.params["transfer_bytes"]))
         runs.setdefault(point, {}).setdefault(test, []).append(doc)
     return {
         point: {
@@ -74,7 +75,7 @@ def _one_table(title: str, docs: Sequence[ResultDocument]) -> str:
         )
         lines.append(f"{file_bytes >> 10:>12}{record_bytes >> 10:>8}{cells}")
     counts = Counter(
-        (doc.run["size_per_rank_bytes"], doc.run["transfer_bytes"], doc.run["profile"])
+        (doc.params["size_per_rank_bytes"], doc.params["transfer_bytes"], doc.params["test"])
         for doc in docs
     )
     most = max(counts.values(), default=1)

@@ -19,6 +19,7 @@ from hpcio.report.points import PointKey, describe, point_key, spec_fields, vary
 from hpcio.report.pooled import iterations_of, pooled_stats
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
+from hpcio.workloads import registry
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -92,7 +93,7 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
             )
         )
     for pattern, phase in _patterns_and_phases(docs):
-        chosen = [d for d in docs if d.run["pattern"] == pattern]
+        chosen = [d for d in docs if registry.label(d.workload, d.settings) == pattern]
         plots.append(
             Plot(
                 f"latency-cdf-{pattern}-{phase}",
@@ -165,8 +166,8 @@ def _groups(
 def _shown_fields(docs: Iterable[ResultDocument], phase: str, dropped: Sequence[str]) -> list[str]:
     """Pattern and target always, then every other field that differs between documents."""
     varying = varying_fields(d.run for d in docs if phase in d.summary)
-    return ["pattern", "target"] + [
-        name for name in varying if name not in ("pattern", "target", *dropped)
+    return ["workload", "target"] + [
+        name for name in varying if name not in ("workload", "target", *dropped)
     ]
 
 
@@ -175,7 +176,7 @@ def bandwidth_vs_size(series: Sequence[Series], phase: str) -> Figure:
     return _summary_figure(
         series,
         phase,
-        x=lambda doc: int(doc.run["size_per_rank_bytes"]),
+        x=lambda doc: int(doc.settings["size_per_rank_bytes"]),
         statistic="bandwidth_mib_s",
         xlabel="size per rank",
         ylabel=f"{phase} bandwidth (MiB/s), mean; bars min..max",
@@ -188,7 +189,7 @@ def latency_vs_size(series: Sequence[Series], phase: str) -> Figure:
     return _summary_figure(
         series,
         phase,
-        x=lambda doc: int(doc.run["size_per_rank_bytes"]),
+        x=lambda doc: int(doc.settings["size_per_rank_bytes"]),
         statistic="seconds",
         xlabel="size per rank",
         ylabel=f"{phase} phase time (s), mean; bars min..max",
@@ -375,7 +376,9 @@ def _phases(docs: Iterable[ResultDocument]) -> list[str]:
 
 
 def _patterns_and_phases(docs: Iterable[ResultDocument]) -> list[tuple[str, str]]:
-    return list(dict.fromkeys((str(d.run["pattern"]), p) for d in docs for p in d.summary))
+    return list(
+        dict.fromkeys((registry.label(d.workload, d.settings), p) for d in docs for p in d.summary)
+    )
 
 
 def comparison_plots(

@@ -20,11 +20,13 @@ PointKey = tuple[tuple[str, Any], ...]
 
 
 def spec_fields(run: Mapping[str, Any]) -> dict[str, Any]:
-    """The run spec as flat, hashable fields: the target is its URL (its options are settings
-    such as credentials, not what was measured), lists become tuples, ignored fields go, and
-    fields written only when set get their default where absent."""
+    """The run spec (a document's `run`, schema version 2) as flat, hashable fields: the
+    workload's params beside the common settings, the target as its URL (its options are
+    settings such as credentials, not what was measured), lists as tuples, ignored fields
+    gone, and fields written only when set at their default where absent."""
+    flat = {**{k: v for k, v in run.items() if k != "params"}, **run.get("params", {})}
     fields: dict[str, Any] = {}
-    for name, value in {**run, **{k: v for k, v in ABSENT_MEANS.items() if k not in run}}.items():
+    for name, value in {**flat, **{k: v for k, v in ABSENT_MEANS.items() if k not in flat}}.items():
         if name in IGNORED_FIELDS:
             continue
         if name == "target":
@@ -43,7 +45,7 @@ def point_key(run: Mapping[str, Any], *, without: Iterable[str] = ()) -> PointKe
 
 def varying_fields(runs: Iterable[Mapping[str, Any]]) -> list[str]:
     """Fields whose value is not the same in every run, in spec order. A field some runs lack
-    (written only when set, such as duration_s or profile) varies when others have it."""
+    (one workload's params, not another's) varies when others have it."""
     every = [spec_fields(run) for run in runs]
     names = dict.fromkeys(name for fields in every for name in fields)
     return [name for name in names if len({fields.get(name) for fields in every}) > 1]
@@ -55,7 +57,7 @@ def describe(fields: Mapping[str, Any], names: Iterable[str]) -> str:
     words = []
     for name in names:
         value = fields.get(name)
-        if name in ("pattern", "target"):
+        if name in ("workload", "target"):
             words.append(str(value))
         elif name == "ranks":
             words.append(f"{value} rank{'' if value == 1 else 's'}")

@@ -62,4 +62,5 @@ def mean_bytes_moved(docs: Sequence[ResultDocument], phase: str) -> float:
 
 def is_time_based(run: dict[str, object]) -> bool:
     """True for runs whose phases repeated their transfers for a time (`--duration`)."""
-    return run.get("duration_s") is not None
+    params = run.get("params")
+    return isinstance(params, dict) and params.get("duration_s") is not None

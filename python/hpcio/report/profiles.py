@@ -7,15 +7,22 @@ from collections.abc import Sequence
 from hpcio.report.points import describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import pooled_latency, pooled_stats
 from hpcio.results.schema import ResultDocument
+from hpcio.workloads import registry
+from hpcio.workloads.profiles.storage import ProfileWorkload
 
 _PHASES = (("write", "Writes"), ("read", "Reads"))
 _LATENCIES = (("mean_s", "Avg."), ("p50_s", "Median"), ("p99_s", "99%"))
 _NONE = "-"
 
 
+def is_profile(doc: ResultDocument) -> bool:
+    """A document of one of the fio study's storage profiles."""
+    return registry.family_of(doc.workload) == ProfileWorkload.family
+
+
 def profile_name(doc: ResultDocument) -> str:
-    """The profile a document measured, or its pattern for plain runs."""
-    return str(doc.run.get("profile") or doc.run["pattern"])
+    """The profile (or other workload) a document measured."""
+    return registry.label(doc.workload, doc.settings)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -41,7 +48,7 @@ def profile_columns(docs: Sequence[ResultDocument]) -> list[tuple[str, list[Resu
     for group in groups.values():
         name = profile_name(group[0])
         same_name = [d.run for g in groups.values() if profile_name(g[0]) == name for d in g]
-        varying = [f for f in varying_fields(same_name) if f != "profile"]
+        varying = [f for f in varying_fields(same_name) if f != "workload"]
         label = name
         if varying:
             label += f" ({describe(spec_fields(group[0].run), varying)})"

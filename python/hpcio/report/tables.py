@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import is_time_based, mean_bytes_moved, mean_seconds
 from hpcio.results.schema import ResultDocument
+from hpcio.workloads import registry
 
 _MIB = float(1 << 20)
 #: Spec fields a table spreads over its rows (sizes, ranks) and columns (targets); every other
 #: field that differs between runs gives them tables of their own.
-_ROW_AND_COLUMN_FIELDS = ("pattern", "target", "ranks", "size_per_rank_bytes")
+_ROW_AND_COLUMN_FIELDS = ("workload", "target", "ranks", "size_per_rank_bytes")
 #: How each kind of column prints.
 _FORMATS = {"size": "g", "moved": ".1f", "latency": ".5f", "bandwidth": ".3f", "runs": "d"}
 
@@ -51,7 +52,7 @@ def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
     says how many there were."""
     groups: dict[tuple[str, str, PointKey], _Group] = {}
     for doc in docs:
-        pattern = str(doc.run["pattern"])
+        pattern = registry.label(doc.workload, doc.settings)
         for phase in doc.summary:
             config = point_key(doc.run, without=_ROW_AND_COLUMN_FIELDS)
             groups.setdefault((pattern, phase, config), _Group(pattern, phase, [])).docs.append(doc)
@@ -76,11 +77,11 @@ def _table(group: _Group, varying: Sequence[str]) -> Table:
     if varying:
         title += ": " + ", ".join(describe(fields, [name]) for name in varying)
     timed = is_time_based(group.docs[0].run)
-    urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))  # type: ignore[index]
+    urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))
     cells: dict[tuple[int, int], dict[str, list[ResultDocument]]] = {}
     for doc in group.docs:
-        per_proc = int(doc.run["size_per_rank_bytes"])
-        url = str(doc.run["target"]["url"])  # type: ignore[index]
+        per_proc = int(doc.settings["size_per_rank_bytes"])
+        url = str(doc.run["target"]["url"])
         cells.setdefault((per_proc * doc.ranks, per_proc), {}).setdefault(url, []).append(doc)
     repeated = any(len(d) > 1 for by_url in cells.values() for d in by_url.values())
     per_target = [
@@ -127,7 +128,7 @@ def _table(group: _Group, varying: Sequence[str]) -> Table:
 def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> tuple[str, ...]:
     notes = []
     if timed:
-        seconds = group.docs[0].run["duration_s"]
+        seconds = group.docs[0].settings["duration_s"]
         notes.append(
             f"time-based: each phase repeated its transfers for {seconds:g} s over files of "
             "File Size in all; Moved Per Iteration is the bytes one phase moved (all ranks, "
@@ -144,7 +145,7 @@ def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> t
             "smaller than RAM): see each document's cache record"
             for url in urls
             if any(
-                d.cache.reads_may_hit_page_cache and d.run["target"]["url"] == url  # type: ignore[index]
+                d.cache.reads_may_hit_page_cache and d.run["target"]["url"] == url
                 for d in group.docs
             )
         )

@@ -14,10 +14,9 @@ from hpcio.results.schema import ResultDocument
 
 #: The spec fields reports read, with their JSON types (the rest of `run` is shown as is).
 _RUN_FIELDS: dict[str, type] = {
-    "pattern": str,
+    "workload": str,
     "ranks": int,
-    "size_per_rank_bytes": int,
-    "transfer_bytes": int,
+    "params": dict,
 }
 
 

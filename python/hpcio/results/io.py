@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hpcio.errors import ResultsError
+from hpcio.results import v1
 from hpcio.results.check import DocumentError, check_record
-from hpcio.results.schema import KIND, SCHEMA_VERSION, ResultDocument
+from hpcio.results.schema import KIND, READABLE_VERSIONS, ResultDocument
 
 #: -o - : documents go to stdout as JSON Lines.
 STDOUT = "-"
@@ -184,13 +185,14 @@ def _drop_partial_last_line(path: str | os.PathLike[str]) -> None:
 
 
 def read_records(path: str | os.PathLike[str]) -> Iterator[dict]:
-    """Every document in a JSON Lines file, as plain dicts.
+    """Every document in a JSON Lines file, as plain dicts of the current schema (older
+    ones upgraded).
 
     Raises:
         ResultsError: the file is missing, or a line is not an hpcio result document.
     """
     for _, record in _numbered_records(path):
-        yield record
+        yield v1.upgrade(record) if record["schema_version"] == 1 else record
 
 
 def _numbered_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict]]:
@@ -216,10 +218,10 @@ def _numbered_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict]
             ) from None
         if not isinstance(record, dict) or record.get("kind") != KIND:
             raise ResultsError(f"{path}:{number}: not an hpcio result document")
-        if record.get("schema_version") != SCHEMA_VERSION:
+        if record.get("schema_version") not in READABLE_VERSIONS:
             raise ResultsError(
                 f"{path}:{number}: schema version {record.get('schema_version')} "
-                f"(this hpcio reads {SCHEMA_VERSION})"
+                f"(this hpcio reads {', '.join(map(str, READABLE_VERSIONS))})"
             )
         yield number, record
 
@@ -240,6 +242,8 @@ def read(path: str | os.PathLike[str]) -> list[ResultDocument]:
     """
     documents = []
     for number, record in _numbered_records(path):
+        if record["schema_version"] == 1:
+            record = v1.upgrade(record)
         try:
             check_record(record)
         except DocumentError as e:

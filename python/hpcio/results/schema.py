@@ -9,7 +9,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-SCHEMA_VERSION = 1
+from hpcio.results import v1
+
+SCHEMA_VERSION = 2
+#: Versions `ResultDocument.from_dict` reads (older ones are upgraded as they are read).
+READABLE_VERSIONS = (1, 2)
 #: Marks a JSON object as an hpcio result document.
 KIND = "hpcio.result"
 
@@ -83,6 +87,9 @@ class PhaseFigures:
     throttled: int = 0
     retried: int = 0
     series: TimeSeries | None = None
+    #: Figures only this workload has (accelerator utilization, samples/s, library calls),
+    #: by name with their unit in it: "accelerator_utilization_percent".
+    metrics: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,11 +166,31 @@ class ResultDocument:
     #: share cores, which slows what the figures measure.
     cores_per_node: int | None = None
 
+    @property
+    def workload(self) -> str:
+        """The registered workload the run measured: a pattern, profile, library, ..."""
+        return str(self.run["workload"])
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The workload's own parameters, as recorded."""
+        return dict(self.run["params"])
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Every setting of the run in one flat dict: the common ones, the workload's name and
+        its params (for telling configurations apart)."""
+        flat = {k: v for k, v in self.run.items() if k != "params"}
+        return {**flat, **self.run["params"]}
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, record: dict[str, Any]) -> ResultDocument:
+        """A document as read from JSON; an older schema's is upgraded (results/v1.py)."""
+        if record.get("schema_version") == 1:
+            record = v1.upgrade(record)
         return _build(cls, record)
 
 

@@ -37,19 +37,17 @@ class Contribution:
     errors: int = 0
     first_errors: list[str] = field(default_factory=list)
 
-    def check(self, run: RunSpec, data: np.ndarray, writer: int, offset: int) -> None:
-        """With --verify, compare received bytes with `writer`'s payload at `offset`."""
+    def check(self, run: RunSpec, key: str, data: np.ndarray, writer: int, offset: int) -> None:
+        """With --verify, compare received bytes with `writer`'s payload of `key` at `offset`."""
         if not run.verify:
             return
-        from hpcio.workloads.patterns.sfsw import SFSW_KEY
-
-        mismatch = _engine.payload_check(data, run.seed, writer, SFSW_KEY, offset)
+        mismatch = _engine.payload_check(data, run.seed, writer, key, offset)
         if mismatch is not None:
             at, expected, found = mismatch
             self.errors += 1
             if len(self.first_errors) < _KEPT_ERRORS:
                 self.first_errors.append(
-                    f"verify failed: {SFSW_KEY} offset {at}: expected 0x{expected:02x}, "
+                    f"verify failed: {key} offset {at}: expected 0x{expected:02x}, "
                     f"found 0x{found:02x} (data of rank {writer})"
                 )
 

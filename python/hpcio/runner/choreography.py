@@ -15,8 +15,8 @@ from hpcio.runner import interrupts
 from hpcio.runner.aggregate import Contribution
 from hpcio.runner.world import Comm, Request
 from hpcio.spec.model import RunSpec
-from hpcio.workloads.contract import Op, Phase, Plan, PlanBuilder, RankInfo
-from hpcio.workloads.patterns.sfsw import COLLECTOR, SFSW_KEY, chunk_runs, chunks
+from hpcio.workloads.contract import CollectBody, Phase, RankInfo, SharedUploadBody
+from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
 
 _TAG = 7301
 
@@ -27,24 +27,24 @@ def collect(
     run: RunSpec,
     phase: Phase,
     who: RankInfo,
-    plan: Plan | None,
+    body: CollectBody,
     t0_ns: int,
 ) -> Contribution:
     """Move this rank's share of a collect-and-write phase; what it did outside the engine."""
-    if who.rank == COLLECTOR:
-        assert plan is not None
-        return _collector(world, executor, run, phase, who, plan, t0_ns)
-    return _contributor(world, run, phase, who, t0_ns)
+    if who.rank == body.collector:
+        return _collector(world, executor, run, phase, body)
+    return _contributor(world, run, phase, who, body, t0_ns)
 
 
-def chunk_transfers(run: RunSpec) -> int:
-    """The most transfers in one chunk the collector writes or reads."""
-    return max(length for _, length in chunks(run, COLLECTOR)) // run.transfer_bytes
+def chunk_transfers(body: CollectBody) -> int:
+    """The most transfers in one piece the collector writes or reads."""
+    longest = max((length for mine in body.pieces for _, length in mine), default=0)
+    return longest // body.transfer_bytes
 
 
-def _chunk_plan(run: RunSpec, op: Op, offset: int, length: int, writer: int) -> Plan:
-    runs = chunk_runs(run, offset, length, writer)
-    return PlanBuilder().runs(op, SFSW_KEY, runs, run.transfer_bytes).build()
+def _chunk_plan(body: CollectBody, op: Op, offset: int, length: int, writer: int) -> Plan:
+    runs = Runs.of(offset, length // body.transfer_bytes, writer)
+    return PlanBuilder().runs(op, body.key, runs, body.transfer_bytes).build()
 
 
 def _feed(executor: _engine.Executor, plan: Plan, **data: np.ndarray) -> None:
@@ -58,35 +58,33 @@ def _collector(
     executor: _engine.Executor,
     run: RunSpec,
     phase: Phase,
-    who: RankInfo,
-    plan: Plan,
-    t0_ns: int,
+    body: CollectBody,
 ) -> Contribution:
     first_control = 1  # the plan is [open, (sync), close]: chunks go between them
-    pieces = [(writer, *piece) for writer in range(run.ranks) for piece in chunks(run, writer)]
+    pieces = [(writer, *piece) for writer, mine in enumerate(body.pieces) for piece in mine]
     # An object store picks one PUT or a multipart upload at the open: tell it what follows.
-    executor.expect(SFSW_KEY, run.file_bytes // run.transfer_bytes, run.transfer_bytes)
-    _feed(executor, plan.rows(0, first_control))
+    executor.expect(body.key, body.file_bytes // body.transfer_bytes, body.transfer_bytes)
+    _feed(executor, body.plan.rows(0, first_control))
     largest = max(length for _, _, length in pieces)
     buffers = (np.empty(largest, np.uint8), np.empty(largest, np.uint8))
     mine = Contribution()
     if phase is Phase.WRITE:
-        _collect_and_write(world, executor, run, pieces, buffers)
+        _collect_and_write(world, executor, body, pieces, buffers)
     else:
-        _read_and_scatter(world, executor, run, who, pieces, buffers, mine)
-    _feed(executor, plan.rows(first_control))
+        _read_and_scatter(world, executor, run, body, pieces, buffers, mine)
+    _feed(executor, body.plan.rows(first_control))
     return mine
 
 
 def _collect_and_write(
     world: Comm,
     executor: _engine.Executor,
-    run: RunSpec,
+    body: CollectBody,
     pieces: list[tuple[int, int, int]],
     buffers: tuple[np.ndarray, np.ndarray],
 ) -> None:
     """Receive the next remote piece into one buffer while the other is written."""
-    remote = [k for k, (writer, _, _) in enumerate(pieces) if writer != COLLECTOR]
+    remote = [k for k, (writer, _, _) in enumerate(pieces) if writer != body.collector]
     buffer_of = {k: buffers[n % 2] for n, k in enumerate(remote)}
     upcoming = iter(remote)
     receiving: dict[int, Request] = {}
@@ -99,8 +97,8 @@ def _collect_and_write(
 
     receive_next()
     for k, (writer, offset, length) in enumerate(pieces):
-        chunk = _chunk_plan(run, Op.WRITE, offset, length, writer)
-        if writer == COLLECTOR:
+        chunk = _chunk_plan(body, Op.WRITE, offset, length, writer)
+        if writer == body.collector:
             _feed(executor, chunk)
             continue
         receiving.pop(k).wait()
@@ -112,25 +110,22 @@ def _read_and_scatter(
     world: Comm,
     executor: _engine.Executor,
     run: RunSpec,
-    who: RankInfo,
+    body: CollectBody,
     pieces: list[tuple[int, int, int]],
     buffers: tuple[np.ndarray, np.ndarray],
     mine: Contribution,
 ) -> None:
     """Read the next piece into one buffer while the other is on its way to its reader."""
-    reader_of = {}
-    for rank in range(run.ranks):
-        peer = RankInfo(rank, who.size, ranks_per_node=who.ranks_per_node, nodes=who.nodes)
-        reader_of[peer.read_source(run.reorder)] = rank
+    reader_of = {source: rank for rank, source in enumerate(body.reads_from)}
     sending: list[Request | None] = [None, None]
     for k, (writer, offset, length) in enumerate(pieces):
         slot = k % 2
         if sending[slot] is not None:
             sending[slot].wait()
         buffer = buffers[slot][:length]
-        _feed(executor, _chunk_plan(run, Op.READ, offset, length, writer), sink=buffer)
-        if reader_of[writer] == COLLECTOR:
-            mine.check(run, buffer, writer, offset)
+        _feed(executor, _chunk_plan(body, Op.READ, offset, length, writer), sink=buffer)
+        if reader_of[writer] == body.collector:
+            mine.check(run, body.key, buffer, writer, offset)
             sending[slot] = None
         else:
             sending[slot] = world.isend_bytes(buffer, dest=reader_of[writer], tag=_TAG)
@@ -140,34 +135,36 @@ def _read_and_scatter(
 
 
 def _contributor(
-    world: Comm, run: RunSpec, phase: Phase, who: RankInfo, t0_ns: int
+    world: Comm, run: RunSpec, phase: Phase, who: RankInfo, body: CollectBody, t0_ns: int
 ) -> Contribution:
-    pieces = chunks(run, who.rank if phase is Phase.WRITE else who.read_source(run.reorder))
+    source = who.rank if phase is Phase.WRITE else body.reads_from[who.rank]
+    pieces = body.pieces[source]
     buffer = np.empty(max(length for _, length in pieces), np.uint8)
     mine = Contribution(start_ns=_engine.clock_ns() - t0_ns)
     for offset, length in pieces:
         if phase is Phase.WRITE:
-            _engine.payload_fill(buffer[:length], run.seed, who.rank, SFSW_KEY, offset)
-            world.send_bytes(buffer[:length], dest=COLLECTOR, tag=_TAG)
+            _engine.payload_fill(buffer[:length], run.seed, who.rank, body.key, offset)
+            world.send_bytes(buffer[:length], dest=body.collector, tag=_TAG)
         else:
-            world.recv_bytes(buffer[:length], source=COLLECTOR, tag=_TAG)
-            mine.check(run, buffer[:length], who.read_source(run.reorder), offset)
+            world.recv_bytes(buffer[:length], source=body.collector, tag=_TAG)
+            mine.check(run, body.key, buffer[:length], source, offset)
     mine.end_ns = _engine.clock_ns() - t0_ns
     return mine
 
 
-def shared_object(world: Comm, executor: _engine.Executor, run: RunSpec, plan: Plan) -> None:
+def shared_object(world: Comm, executor: _engine.Executor, body: SharedUploadBody) -> None:
     """N-1 on an object store: rank 0 starts one multipart upload (S3, GCS) or block list
     (Azure), every rank puts its parts under global part numbers (offset / part size), rank 0
     gathers the receipts and completes. Any failure on any rank aborts the upload instead, so
     no incomplete upload or uncommitted block is left behind."""
+    plan = body.plan
     key = plan.keys[0]
-    upload_id = executor.begin_shared(key, run.transfer_bytes) if world.rank == 0 else None
+    upload_id = executor.begin_shared(key, body.part_bytes) if world.rank == 0 else None
     upload_id = world.bcast(upload_id)
     if upload_id is None:
         return  # rank 0 could not start the upload; its figures hold the error
     if world.rank != 0:
-        executor.join_shared(key, upload_id, run.transfer_bytes)
+        executor.join_shared(key, upload_id, body.part_bytes)
     completed = False
     try:
         _feed(executor, plan)

@@ -26,7 +26,7 @@ import numpy as np
 
 from hpcio.errors import TargetError
 from hpcio.spec.model import RunSpec
-from hpcio.workloads.contract import Op, Plan, PlanBuilder, Runs
+from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
 
 #: Starts with "hpcio-" like every file hpcio makes, so `hpcio clean` removes a stale one.
 LOCK_KEY = "hpcio-run.lock"

@@ -10,6 +10,7 @@ from hpcio.results.schema import CacheRecord, PhaseFigures
 from hpcio.runner.ceiling import Ceiling
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
+from hpcio.workloads.contract import CacheFacts, Phase, Workload
 
 DROP_CACHES = "/proc/sys/vm/drop_caches"
 #: How the warning about a data set the page cache could hold begins (reports group on it).
@@ -57,36 +58,37 @@ def drop_page_caches(path: str = DROP_CACHES) -> None:
 
 
 def cache_record(
-    run: RunSpec, nodes: int, ram_bytes: int, reads: bool, ceiling: Ceiling | None = None
+    run: RunSpec,
+    workload: Workload,
+    nodes: int,
+    ram_bytes: int,
+    reads: bool,
+    ceiling: Ceiling | None = None,
 ) -> CacheRecord:
     """Say, for this spec on this job, whether reads could have been served from RAM."""
-    data_set = run.file_bytes
-    reads_whole_file = run.pattern == "sfmr" and run.read_scope == "all"
-    # sfsw's file sits on rank 0's node; whole-file sfmr makes every node read all of it.
-    whole = reads_whole_file or run.pattern == "sfsw"
-    per_node = data_set if whole else data_set // max(nodes, 1)
-    if run.pattern == "sfsw":
-        read_from = "rank 0 reads the file and sends each rank its data"
-    elif reads_whole_file:
-        read_from = "data written by all ranks"
-    elif run.reorder and nodes > 1:
+    facts = workload.cache_facts(run)
+    data_set = facts.data_set_bytes
+    per_node = data_set if facts.whole_data_per_node else data_set // max(nodes, 1)
+    if facts.read_back_from is not None:
+        read_from = facts.read_back_from
+    elif facts.reorder and nodes > 1:
         read_from = "data written by a rank on another node"
-    elif run.reorder and run.ranks > 1:
+    elif facts.reorder and run.ranks > 1:
         read_from = "data written by another rank on the same node"
     else:
         read_from = "data this rank wrote"
     # Data written on this node sits in its page cache unless O_DIRECT kept it out. Reads of
-    # another node's data miss it; sfsw and whole-file sfmr read data this node wrote.
-    local_data = not (run.reorder and nodes > 1) or run.pattern == "sfsw" or reads_whole_file
+    # another node's data miss it, unless the workload reads this node's data regardless.
+    local_data = not (facts.reorder and nodes > 1) or facts.reads_local_data
     fits = ram_bytes == 0 or per_node < ram_bytes
     # After a drop, a node can still serve from RAM what one of its ranks read earlier in the
-    # same phase: whole-file sfmr with several ranks per node reads the file that many times.
-    rereads = reads_whole_file and run.ranks > nodes
+    # same phase: several ranks of a node reading the same data.
+    rereads = facts.rereads and run.ranks > nodes
     may_hit = (
         reads and not run.direct and fits and ((local_data and not run.drop_caches) or rereads)
     )
     if run.target.is_object_store:
-        return _object_store_record(run, data_set, ram_bytes)
+        return _object_store_record(run, facts, ram_bytes)
     notes = []
     if run.direct:
         notes.append("O_DIRECT: the page cache was bypassed for writes and reads")
@@ -94,7 +96,7 @@ def cache_record(
         notes.append("page cache not bypassed (no --direct)")
     if run.fsync:
         notes.append("fsync before close, inside the timed write phase")
-    elif not run.direct and run.pattern not in ("sfmr", "mfmr"):
+    elif not run.direct and Phase.WRITE in workload.own_phases:
         notes.append("no --fsync: the write phase may end before data reaches storage")
     if run.drop_caches:
         notes.append(
@@ -106,7 +108,7 @@ def cache_record(
     if may_hit and rereads and run.drop_caches:
         notes.append(
             f"reads may be served from RAM: each node's {run.ranks // max(nodes, 1)} ranks "
-            "all read the whole file, so all but the first may read the cache"
+            "all read the same data, so all but the first may read the cache"
         )
     elif may_hit:
         notes.append(
@@ -161,7 +163,7 @@ def read_warnings(
     return tuple(found)
 
 
-def _object_store_record(run: RunSpec, data_set: int, ram_bytes: int) -> CacheRecord:
+def _object_store_record(run: RunSpec, facts: CacheFacts, ram_bytes: int) -> CacheRecord:
     if run.target.kind == "memory":
         notes = (
             "memory:// keeps objects in this process: the figures measure hpcio's own "
@@ -176,9 +178,9 @@ def _object_store_record(run: RunSpec, data_set: int, ram_bytes: int) -> CacheRe
         direct_io=False,
         fsync_in_write_phase=False,
         caches_dropped=False,
-        read_back_from="another rank's objects" if run.reorder else "the rank's own data",
-        data_set_bytes=data_set,
-        data_per_node_bytes=data_set,
+        read_back_from="another rank's objects" if facts.reorder else "the rank's own data",
+        data_set_bytes=facts.data_set_bytes,
+        data_per_node_bytes=facts.data_set_bytes,
         node_ram_bytes=ram_bytes,
         reads_may_hit_page_cache=False,
         notes=notes,

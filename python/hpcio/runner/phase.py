@@ -1,4 +1,7 @@
-"""One timed phase on every rank: barrier, t0, the engine runs the plan, figures come back."""
+"""One timed phase on every rank: barrier, t0, the workload's body, figures come back.
+
+The body is one of the contract's three kinds: an engine plan, a collective step
+(runner/choreography.py), or a Python body (runner/body.py)."""
 
 from __future__ import annotations
 
@@ -7,21 +10,30 @@ from hpcio.runner import choreography, interrupts
 from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
-from hpcio.workloads.contract import Phase, Plan, RankInfo, Sharing, Workload
+from hpcio.workloads.contract import (
+    CollectBody,
+    Phase,
+    PlanBody,
+    PythonBody,
+    RankInfo,
+    SharedUploadBody,
+    Workload,
+)
 
 
-def shared_upload(run: RunSpec, workload: Workload, phase: Phase) -> bool:
-    """N-1 writes to an object store: parts of one upload that rank 0 creates and completes."""
-    return phase is Phase.WRITE and workload.sharing is Sharing.RANGE and run.target.is_object_store
+def lanes(in_flight: int, most: int) -> int:
+    """In-flight lanes, each with a transfer's buffer: never more than the transfers a rank
+    has at once, so a typo in --in-flight cannot take the node's memory."""
+    return max(1, min(in_flight, most))
 
 
-def lanes(run: RunSpec, plan: Plan | None, collect: bool) -> int:
-    """In-flight lanes, each with a transfer's buffer, for this rank's phase: never more than
-    the transfers it has at once, so a typo in --in-flight cannot take the node's memory."""
-    if plan is None:
-        return 1  # a contributor to collect-and-write: its data goes by message
-    most = choreography.chunk_transfers(run) if collect else plan.largest_batch
-    return max(1, min(run.in_flight, most))
+def _executor(
+    target: _engine.Target, run: RunSpec, buffer_bytes: int, lanes: int
+) -> _engine.Executor:
+    """Buffers of `buffer_bytes` are allocated and touched here, before any clock starts."""
+    return _engine.Executor(
+        target, seed=run.seed, in_flight=lanes, verify=run.verify, buffer_bytes=buffer_bytes
+    )
 
 
 def run_phase(
@@ -34,30 +46,46 @@ def run_phase(
 ) -> RankFigures:
     """Run `phase` of `workload` on this rank, timed from the phase barrier (IOR's semantics).
 
-    Plans and buffers are made before the barrier, so neither counts as I/O time.
+    Bodies, plans and buffers are made before the barrier, so none counts as I/O time.
     """
-    collect = workload.sharing is Sharing.COLLECT
-    plan = (
-        None if collect and who.rank != choreography.COLLECTOR else workload.plan(run, phase, who)
-    )
-    executor = _engine.Executor(
-        target,
-        seed=run.seed,
-        in_flight=lanes(run, plan, collect),
-        verify=run.verify,
-        buffer_bytes=run.transfer_bytes if plan is not None else 0,
+    body = workload.body(run, phase, who)
+    if isinstance(body, PythonBody):
+        from hpcio.runner.body import run_python_body
+
+        return run_python_body(world, target, run, phase, who, body)
+    if isinstance(body, CollectBody):
+        # A contributor's data goes by message: it needs no buffer of the engine's.
+        collector = who.rank == body.collector
+        most = choreography.chunk_transfers(body)
+        executor = (
+            _executor(target, run, body.transfer_bytes, lanes(body.in_flight, most))
+            if collector
+            else _executor(target, run, 0, 1)
+        )
+        world.barrier()
+        t0_ns = _engine.clock_ns()
+        executor.start(t0_ns)
+        extra = choreography.collect(world, executor, run, phase, who, body, t0_ns)
+        return RankFigures.from_engine(who, executor.figures(), extra)
+    if isinstance(body, SharedUploadBody):
+        plan = body.plan
+        executor = _executor(
+            target, run, plan.largest_transfer, lanes(body.in_flight, plan.largest_batch)
+        )
+        world.barrier()
+        executor.start(_engine.clock_ns())
+        choreography.shared_object(world, executor, body)
+        return RankFigures.from_engine(who, executor.figures())
+    assert isinstance(body, PlanBody)
+    plan = body.plan
+    executor = _executor(
+        target, run, plan.largest_transfer, lanes(body.in_flight, plan.largest_batch)
     )
     world.barrier()
     t0_ns = _engine.clock_ns()
     executor.start(t0_ns)
-    if collect:
-        extra = choreography.collect(world, executor, run, phase, who, plan, t0_ns)
-        return RankFigures.from_engine(who, executor.figures(), extra)
-    if shared_upload(run, workload, phase):
-        choreography.shared_object(world, executor, run, plan)
-        return RankFigures.from_engine(who, executor.figures())
     # fio's time_based: the engine's lanes go round their transfers until the deadline.
-    until_ns = None if run.duration_s is None else t0_ns + int(run.duration_s * 1e9)
+    until_ns = None if body.until_s is None else t0_ns + int(body.until_s * 1e9)
     interrupts.wait_for(
         lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, until_ns=until_ns),
         settle=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime
 import os
 from collections.abc import Callable
@@ -22,10 +21,10 @@ from hpcio.runner.pagecache import (
 )
 from hpcio.runner.phase import run_phase
 from hpcio.runner.world import Comm, topology
-from hpcio.spec.limits import check_limits
 from hpcio.spec.model import RunSpec
-from hpcio.workloads import patterns
+from hpcio.workloads import registry
 from hpcio.workloads.contract import Phase, RankInfo, Workload
+from hpcio.workloads.limits import check_limits
 
 Progress = Callable[[PhaseFigures], None]
 #: Called on rank 0 after each iteration with the document of the iterations so far.
@@ -47,9 +46,9 @@ def open_target(run: RunSpec) -> _engine.Target:
 
 
 def requests_in_flight(run: RunSpec) -> int:
-    """Requests a rank can have in flight: an object store's I/O threads and warmed
-    connections are sized by it, never by more than the run has transfers."""
-    return min(run.in_flight, max(1, run.file_bytes // run.transfer_bytes))
+    """Requests a rank can have in flight, as its workload counts them: an object store's I/O
+    threads and warmed connections are sized by it."""
+    return registry.get(run.workload).in_flight(run)
 
 
 _REASONS = {
@@ -85,9 +84,10 @@ def probe_target(run: RunSpec, ranks_per_node: int | None = None) -> None:
         resources.check_memory(run, ranks_per_node, resources.available_memory_bytes())
     target = open_target(run)
     # Only reading what an earlier run left (--phases read): no part limits, no write probe.
-    writes = run.phases is None or "write" in run.phases
+    writes = run.writes
     if run.target.is_object_store and writes:
-        check_limits(run, target.limits())
+        written = registry.get(run.workload).objects_written(run)
+        check_limits(run.target.kind, written, target.limits())
     try:
         target.probe(write=writes)
     except OSError as e:
@@ -139,17 +139,19 @@ def execute(
     who = RankInfo(
         world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node, topo.nodes
     )
-    workload = patterns.get(run.pattern)
+    workload = registry.get(run.workload)
     target = open_target(run)
     # Set up once, before the first barrier, what the first phase would otherwise pay for
     # and the later ones not (IOR allocates before it times): pooled store connections.
     target.warm(requests_in_flight(run))
     figures: list[PhaseFigures] = []
-    phases = [Phase(p) for p in run.phases] if run.phases else list(workload.phases)
+    phases = list(workload.phases(run))
     read_ceiling = None if run.target.is_object_store else ceiling.ceiling(run.target.path)
 
     def document(status: str) -> ResultDocument:
-        cache = cache_record(run, topo.nodes, node_ram_bytes(), Phase.READ in phases, read_ceiling)
+        cache = cache_record(
+            run, workload, topo.nodes, node_ram_bytes(), Phase.READ in phases, read_ceiling
+        )
         in_ram = read_ceiling is not None and read_ceiling.in_ram
         return ResultDocument(
             schema_version=SCHEMA_VERSION,
@@ -176,14 +178,13 @@ def execute(
     # an earlier run left (--phases read) is never this run's to remove.
     rewrites = Phase.WRITE in phases
     try:
-        if workload.prepared_by and run.phases is None:
-            prepare = dataclasses.replace(run, fsync=True, verify=False, duration_s=None)
-            _phase(world, target, prepare, patterns.get(workload.prepared_by), Phase.WRITE, who, 0)
+        prepared = workload.prepare(run)
+        if prepared is not None:
+            _phase(world, target, prepared, workload, Phase.WRITE, who, 0)
         for iteration in range(run.iterations):
-            if run.duration_s is not None and Phase.WRITE in phases:
-                # Time-based writes rewrite a laid-out file (fio's layout), so the reads that
-                # follow find every byte however far the writes got.
-                _phase(world, target, layout(run), workload, Phase.WRITE, who, iteration)
+            laid_out = workload.lay_out(run)
+            if laid_out is not None:
+                _phase(world, target, laid_out, workload, Phase.WRITE, who, iteration)
             for phase in phases:
                 if phase is Phase.READ and run.drop_caches:
                     _drop_caches(world, who)
@@ -242,11 +243,6 @@ def _drop_caches(world: Comm, who: RankInfo) -> None:
     failure = world.bcast(next((p for p in problems or () if p), None))
     if failure:
         raise RunFailedError(failure)
-
-
-def layout(run: RunSpec) -> RunSpec:
-    """The untimed write that lays out a time-based run's files: once through, in order."""
-    return dataclasses.replace(run, fsync=True, verify=False, duration_s=None, random_offsets=False)
 
 
 def _phase(

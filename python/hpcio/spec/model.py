@@ -1,82 +1,67 @@
-"""RunSpec: one validated run (pattern x target x sizes x ranks), as a frozen dataclass."""
+"""RunSpec: one validated run. The settings every run has (target, ranks, iterations, seed,
+phases, verify, keep, direct, fsync, drop caches) are declared here, once; the workload's own
+parameters are its frozen dataclass (workloads/), declared the same way (spec/options.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any
 
 from hpcio.errors import SpecError
+from hpcio.spec.options import FLAG, NO_FLAG, PHASES, POSITIVE, WHOLE, declared, option
 from hpcio.spec.target import TargetSpec
-from hpcio.units import format_bytes
 
-PATTERNS = ("sfsw", "sfmw", "mfmw", "sfmr", "mfmr")
-#: Transfers in flight per rank: each is an engine thread with a transfer's buffer, and a node
-#: runs many ranks; deeper queues than this measure the scheduler, not the storage.
-MAX_IN_FLIGHT = 4096
-#: O_DIRECT needs offsets, lengths and buffers aligned to the logical block size; 4 KiB covers
-#: every block device and file system hpcio is used on.
-DIRECT_ALIGN = 4096
 #: The phase orders --phases accepts: a read phase reads what the write before it wrote.
 PHASE_ORDERS = (("write",), ("read",), ("write", "read"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunSpec:
-    """Everything that defines a run. Sizes in bytes; ranks is the MPI world size."""
+    """Everything that defines a run. `ranks` is the MPI world size."""
 
-    pattern: str
+    #: The registered workload's name (workloads/registry.py) and its own parameters.
+    workload: str
+    params: Any
     target: TargetSpec
-    ranks: int
-    size_per_rank_bytes: int
-    transfer_bytes: int
-    segments: int = 1
-    iterations: int = 1
-    fsync: bool = False
-    direct: bool = False
-    verify: bool = False
-    keep: bool = False
-    reorder: bool = False
-    read_scope: Literal["all", "own"] = "all"
-    gather_chunk_bytes: int = 64 << 20
-    in_flight: int = 1
-    seed: int = 1
-    #: Timed phases to run; None runs the pattern's own (reading patterns lay their data out
-    #: untimed first). ("read",) alone reads data an earlier run left with --keep (IOR's -r).
-    phases: tuple[str, ...] | None = None
+    ranks: int = option("-n", aliases=("--ranks",), kind=POSITIVE, default=1, key="ranks",
+                        help="MPI ranks; starts mpiexec when needed")  # fmt: skip
+    iterations: int = option("-i", aliases=("--iterations",), kind=POSITIVE, default=1,
+                             key="iterations", help="repetitions")  # fmt: skip
+    seed: int = option("--seed", kind=WHOLE, default=1, help="payload and random-order seed")
+    #: Timed phases to run; None runs the workload's own (reading workloads lay their data
+    #: out untimed first). ("read",) alone reads data an earlier run left with --keep (IOR's -r).
+    phases: tuple[str, ...] | None = option(
+        "--phases", kind=PHASES, default=None,
+        help="write, read or write,read (default: the workload's); read alone reads what an "
+        "earlier --keep run wrote",
+    )  # fmt: skip
+    verify: bool = option("--verify", kind=FLAG, default=False, help="check every byte read")
+    keep: bool = option("--keep", kind=FLAG, default=False, measures=False,
+                        help="keep files after each iteration")  # fmt: skip
+    direct: bool = option("--direct", kind=FLAG, default=False,
+                          help="O_DIRECT: bypass the page cache")  # fmt: skip
+    fsync: bool = option("--fsync", kind=FLAG, default=False,
+                         help="fsync before close, inside the timing")  # fmt: skip
+    #: Write back and drop the page cache on every node before each timed read phase
+    #: (root only: /proc/sys/vm/drop_caches), so reads come from storage.
+    drop_caches: bool = option(
+        "--drop-caches", kind=FLAG, default=False,
+        help="root: write back and drop the page cache on every node before each read phase "
+        "(/proc/sys/vm/drop_caches), so reads come from storage",
+    )  # fmt: skip
     #: Ranks per node the run asked for (a suite's "5 nodes x 4" layout), kept so that points
     #: differing only in layout stay apart; None: whatever the launcher gave. The layout the
     #: job really had is the document's own `ranks_per_node`.
-    ranks_per_node: int | None = None
-    #: Transfers in a seeded random order (a permutation of the same offsets, a new one per
-    #: rank and phase) instead of ascending; mfmw and mfmr only. The fio profiles use it.
-    random_offsets: bool = False
-    #: The storage profile (`hpcio profile`) this run measures; None for plain runs.
-    profile: str | None = None
-    #: fio's time_based: each timed phase repeats its transfers until this many seconds have
-    #: passed (checked between chunks); a write phase then rewrites a file laid out untimed
-    #: first. None: every phase moves its data once.
-    duration_s: float | None = None
-    #: Files (objects) each rank writes or reads in mfmw/mfmr, each size_per_rank / K bytes,
-    #: all open at once so --in-flight transfers span them (fio's nrfiles): K small objects
-    #: go up as K PUTs in flight from one rank.
-    files_per_rank: int = 1
-    #: Write back and drop the page cache on every node before each timed read phase
-    #: (root only: /proc/sys/vm/drop_caches), so reads come from storage.
-    drop_caches: bool = False
+    ranks_per_node: int | None = option(None, kind=POSITIVE, default=None, key="ranks_per_node",
+                                        help="ranks per node")  # fmt: skip
     #: Refuse a POSIX run whose data would not fit in the target's free space; False
     #: (--no-space-check) for file systems that report free space wrongly.
-    space_check: bool = True
-
-    @property
-    def block_bytes(self) -> int:
-        """Contiguous bytes one rank owns in each segment (IOR's block size)."""
-        return self.size_per_rank_bytes // self.segments
-
-    @property
-    def file_bytes(self) -> int:
-        """Bytes written per iteration by all ranks (the studies' "File Size")."""
-        return self.size_per_rank_bytes * self.ranks
+    space_check: bool = option(
+        "--no-space-check", kind=NO_FLAG, default=True,
+        help="POSIX: run even if the data will not fit in the target's free space (for file "
+        "systems that report free space wrongly)",
+    )  # fmt: skip
 
     def validate(self) -> RunSpec:
         """Check every constraint that does not need the target; returns self.
@@ -84,108 +69,36 @@ class RunSpec:
         Raises:
             SpecError: one line naming the option and a value that would work.
         """
-        if self.pattern not in PATTERNS:
-            raise SpecError(
-                f"unknown pattern '{self.pattern}'; choose one of {', '.join(PATTERNS)}"
-            )
-        for name in (
-            "ranks",
-            "size_per_rank_bytes",
-            "transfer_bytes",
-            "segments",
-            "iterations",
-            "gather_chunk_bytes",
-            "in_flight",
-        ):
-            if getattr(self, name) < 1:
-                raise SpecError(f"{_option(name)} must be at least 1, got {getattr(self, name)}")
-        if self.in_flight > MAX_IN_FLIGHT:
-            raise SpecError(
-                f"--in-flight {self.in_flight} is more than {MAX_IN_FLIGHT}: each transfer in "
-                "flight is a thread of the engine on every rank"
-            )
-        if self.size_per_rank_bytes % self.segments:
-            raise SpecError(
-                f"--size-per-rank {format_bytes(self.size_per_rank_bytes)} does not split into "
-                f"{self.segments} equal segments"
-            )
-        if self.block_bytes % self.transfer_bytes:
-            what = "size per rank" if self.segments == 1 else "size per rank / segments"
-            raise SpecError(
-                f"{what} ({format_bytes(self.block_bytes)}) is not a multiple of the transfer "
-                f"({format_bytes(self.transfer_bytes)})"
-            )
+        from hpcio.workloads import registry
+
+        workload = registry.get(self.workload)
+        if not isinstance(self.params, workload.params):
+            raise SpecError(f"{self.workload} takes {workload.params.__name__} parameters")
+        for flag, value in (("-n", self.ranks), ("-i", self.iterations)):
+            if value < 1:
+                raise SpecError(f"{flag} must be at least 1, got {value}")
         if self.target.is_object_store:
             self._validate_object_store()
-        if self.direct and self.transfer_bytes % DIRECT_ALIGN:
+        if self.phases is not None and self.phases not in PHASE_ORDERS:
+            # read,write would read before writing: the reads find nothing of this run.
             raise SpecError(
-                f"--direct needs a transfer that is a multiple of {format_bytes(DIRECT_ALIGN)}, "
-                f"got {format_bytes(self.transfer_bytes)}"
+                f"--phases takes write, read or write,read; got {','.join(self.phases)}"
             )
-        if self.phases is not None:
-            if self.phases not in PHASE_ORDERS:
-                # read,write would read before writing: the reads find nothing of this run.
-                raise SpecError(
-                    f"--phases takes write, read or write,read; got {','.join(self.phases)}"
-                )
-            if "write" in self.phases and self.pattern in ("sfmr", "mfmr"):
-                raise SpecError(f"{self.pattern} only reads; use --phases read or sfmw/mfmw")
         if self.ranks_per_node is not None and not 1 <= self.ranks_per_node <= self.ranks:
             raise SpecError(
                 f"ranks per node must be from 1 to the {self.ranks} ranks, "
                 f"got {self.ranks_per_node}"
             )
-        if self.duration_s is not None:
-            self._validate_duration()
-        if self.files_per_rank != 1:
-            self._validate_files_per_rank()
-        if self.random_offsets and self.pattern not in ("mfmw", "mfmr"):
-            raise SpecError(f"random offsets work with mfmw and mfmr, not {self.pattern}")
         if not 0 <= self.seed < 1 << 64:
             raise SpecError(f"--seed must be from 0 to 2**64-1, got {self.seed}")
-        if self.read_scope not in ("all", "own"):
-            raise SpecError(f"--read-scope must be 'all' or 'own', got '{self.read_scope}'")
+        workload.validate(self)
         return self
-
-    def _validate_files_per_rank(self) -> None:
-        k = self.files_per_rank
-        if k < 1:
-            raise SpecError(f"--files-per-rank must be at least 1, got {k}")
-        if self.pattern not in ("mfmw", "mfmr"):
-            raise SpecError(f"--files-per-rank works with mfmw and mfmr, not {self.pattern}")
-        if self.segments != 1:
-            raise SpecError("--files-per-rank does not combine with --segments")
-        if self.size_per_rank_bytes % (k * self.transfer_bytes):
-            raise SpecError(
-                f"--size-per-rank {format_bytes(self.size_per_rank_bytes)} does not split into "
-                f"{k} files of whole transfers ({format_bytes(self.transfer_bytes)})"
-            )
 
     @property
     def writes(self) -> bool:
-        """The run writes its own data (a write phase, or a reading pattern's layout); one that
-        only reads what an earlier run left (--phases read) must never remove it."""
+        """The run writes its own data (a write phase, or a reading workload's layout); one
+        that only reads what an earlier run left (--phases read) must never remove it."""
         return self.phases is None or "write" in self.phases
-
-    @property
-    def file_size_bytes(self) -> int:
-        """Bytes in each file or object of a rank (mfmw/mfmr)."""
-        return self.size_per_rank_bytes // self.files_per_rank
-
-    def _validate_duration(self) -> None:
-        assert self.duration_s is not None
-        if not self.duration_s > 0:
-            raise SpecError(f"--duration must be more than 0 seconds, got {self.duration_s:g}")
-        if self.pattern not in ("mfmw", "mfmr"):
-            raise SpecError(f"--duration works with mfmw and mfmr, not {self.pattern}")
-        writes = self.phases is None or "write" in self.phases
-        in_parts = self.file_size_bytes > self.transfer_bytes
-        if self.target.is_object_store and self.pattern == "mfmw" and writes and in_parts:
-            raise SpecError(
-                f"--duration: a {self.target.kind} object is written once (repeating its parts "
-                "would repeat them in its upload); time only reads, or make each object one "
-                "transfer (--files-per-rank = size per rank / transfer), which re-PUTs it"
-            )
 
     def _validate_object_store(self) -> None:
         if self.direct:
@@ -200,49 +113,74 @@ class RunSpec:
         if self.target.kind == "memory" and self.ranks > 1:
             raise SpecError("memory:// lives inside one process: use -n 1")
 
-    def to_dict(self) -> dict[str, object]:
-        """The spec as a result document records it (target redacted)."""
-        record = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as a result document records it (target redacted; schema version 2)."""
+        record: dict[str, Any] = {"workload": self.workload, "params": params_record(self.params)}
+        for f in dataclasses.fields(self):
+            if f.name not in ("workload", "params", "space_check"):
+                # space_check is a safety check, not part of what is measured.
+                record[f.name] = getattr(self, f.name)
         record["target"] = self.target.redacted()
-        if self.ranks_per_node is None:
-            # Absent rather than null, so documents of plain runs keep the fields they always
-            # had and compare equal to those written before the field existed.
-            del record["ranks_per_node"]
-        if not self.random_offsets:
-            del record["random_offsets"]
-        if self.profile is None:
-            del record["profile"]
-        if self.duration_s is None:
-            del record["duration_s"]
-        if self.files_per_rank == 1:
-            del record["files_per_rank"]
-        if not self.drop_caches:
-            del record["drop_caches"]
-        # A safety check, not part of what is measured: documents and sweep points ignore it.
-        del record["space_check"]
+        if self.phases is not None:
+            record["phases"] = list(self.phases)
         return record
 
     @classmethod
-    def from_dict(cls, record: dict[str, object]) -> RunSpec:
-        """Rebuild a spec from a result document's `run` record."""
-        fields = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in record.items() if k in fields}
-        target = record["target"]
-        assert isinstance(target, dict)
-        values["target"] = TargetSpec.from_url(str(target["url"]))
+    def build(cls, workload: str, **settings: Any) -> RunSpec:
+        """A run of `workload` from settings by field: the common ones, and the params its
+        workload declares (others are left out: a sweep's other workloads take them).
+        Unvalidated.
+
+        Raises:
+            SpecError: an unknown workload.
+        """
+        from hpcio.workloads import registry
+
+        chosen = registry.get(workload)
+        declared_params = {f.name for f in dataclasses.fields(chosen.params)}
+        common = {f.name for f in dataclasses.fields(cls)} - {"workload", "params"}
+        params = chosen.params(**{k: v for k, v in settings.items() if k in declared_params})
+        return cls(
+            workload=chosen.name,
+            params=params,
+            **{k: v for k, v in settings.items() if k in common},
+        )
+
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> RunSpec:
+        """Rebuild a spec from a result document's `run` record (version 2, or version 1
+        upgraded by results/v1.py).
+
+        Raises:
+            SpecError: a workload this hpcio does not know.
+        """
+        from hpcio.results.v1 import upgrade_run
+        from hpcio.workloads import registry
+
+        record = upgrade_run(record)
+        workload = registry.get(str(record["workload"]))
+        common = {f.name for f in dataclasses.fields(cls)} - {"workload", "params", "target"}
+        values = {k: v for k, v in record.items() if k in common}
         if values.get("phases") is not None:
             values["phases"] = tuple(values["phases"])
-        return cls(**values)  # type: ignore[arg-type]
+        target = record["target"]
+        return cls(
+            workload=workload.name,
+            params=params_from(workload.params, record.get("params", {})),
+            target=TargetSpec.from_url(str(target["url"])),
+            **values,
+        )
 
 
-def _option(field_name: str) -> str:
-    names = {
-        "ranks": "-n",
-        "iterations": "-i",
-        "size_per_rank_bytes": "--size-per-rank",
-        "transfer_bytes": "--transfer",
-        "gather_chunk_bytes": "--gather-chunk",
-        "in_flight": "--in-flight",
-        "segments": "--segments",
-    }
-    return names.get(field_name, field_name)
+def params_record(params: Any) -> dict[str, Any]:
+    return {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+
+
+def params_from(cls: type, record: dict[str, Any]) -> Any:
+    """`cls` from a recorded params dict; fields it does not have are left out."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in record.items() if k in names})
+
+
+#: The common settings' declarations, for argparse and suites.
+COMMON_OPTIONS = declared(RunSpec)

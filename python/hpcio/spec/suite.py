@@ -7,7 +7,6 @@ target; a named scale ([scale.small]) overrides grid keys to run the same shape 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,41 +14,34 @@ from typing import Any
 
 from hpcio.errors import HpcioError, SpecError
 from hpcio.spec import tomlfile
-from hpcio.spec.model import PATTERNS, RunSpec
+from hpcio.spec.model import COMMON_OPTIONS, RunSpec
+from hpcio.spec.options import Option
 from hpcio.spec.sweep import grid
 from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes, parse_size, parse_size_range
+from hpcio.workloads import registry
 
-#: Suite key of a run option -> RunSpec field. The names are those of `hpcio run`'s options.
-RUN_OPTIONS = {
-    "transfer": "transfer_bytes",
-    "segments": "segments",
-    "fsync": "fsync",
-    "direct": "direct",
-    "verify": "verify",
-    "keep": "keep",
-    "reorder": "reorder",
-    "read_scope": "read_scope",
-    "gather_chunk": "gather_chunk_bytes",
-    "in_flight": "in_flight",
-    "seed": "seed",
-    "phases": "phases",
-}
 #: The grid's axes: each takes one value or a list of them.
 AXES = ("patterns", "sizes", "ranks", "ranks_per_node", "iterations")
-GRID_KEYS = (*AXES, *RUN_OPTIONS)
+#: The workloads a suite's `patterns` axis names.
+FAMILY = "pattern"
 SUITE_KEYS = ("name", "description", "reference")
-TARGET_KEYS = ("url", "options", *RUN_OPTIONS)
 TOP_KEYS = ("suite", "target", "grid", "scale")
 
-#: A suite's run options when it sets none: the defaults of `hpcio run`.
-_DEFAULTS = RunSpec(
-    pattern="sfmw",
-    target=TargetSpec(url="file:///", kind="posix"),
-    ranks=1,
-    size_per_rank_bytes=1 << 20,
-    transfer_bytes=1 << 20,
-)
+
+def run_options() -> dict[str, Option]:
+    """Suite key -> option, for every setting a suite may give (the axes aside): the common
+    settings and every option the patterns' params declare, as `hpcio run` takes them."""
+    found = {}
+    for opt in (*COMMON_OPTIONS, *registry.options(registry.of_family(FAMILY))):
+        if opt.key and opt.key not in AXES and opt.field != "size_per_rank_bytes":
+            found[opt.key] = opt
+    return found
+
+
+RUN_OPTIONS = run_options()
+GRID_KEYS = (*AXES, *RUN_OPTIONS)
+TARGET_KEYS = ("url", "options", *RUN_OPTIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,20 +130,16 @@ def load_suite(
     iteration_counts = read.axis("iterations", _positive_int, default=[1])
     grid_options = read.run_options()
 
+    _refuse_unused(toml, grid_options, grid_where, patterns)
     points: list[RunSpec] = []
     for ranks in rank_counts:
         for per_node in layouts:
             for target, target_options, target_path in suite_targets:
                 for iterations in iteration_counts:
-                    grid_base = dataclasses.replace(
-                        _DEFAULTS,
-                        target=target,
-                        ranks=ranks,
-                        ranks_per_node=per_node,
-                        iterations=iterations,
-                        **grid_options,
-                    )
-                    base = dataclasses.replace(grid_base, **target_options)
+                    axes = {"target": target, "ranks": ranks, "ranks_per_node": per_node,
+                            "iterations": iterations}  # fmt: skip
+                    grid_base = {**grid_options, **axes}
+                    base = {**grid_options, **target_options, **axes}
                     points.extend(_grid(toml, grid_base, base, target_path, patterns, sizes))
     return Suite(
         path=toml.path,
@@ -166,17 +154,24 @@ def load_suite(
 def describe(point: RunSpec) -> str:
     """A point in a few words: 'sfmw 20 ranks (4/node) 64 MiB/rank x100 on file:///scratch'."""
     layout = f" ({point.ranks_per_node}/node)" if point.ranks_per_node else ""
+    size = getattr(point.params, "size_per_rank_bytes", None)
+    per_rank = f" {format_bytes(size)}/rank" if size is not None else ""
     return (
-        f"{point.pattern} {point.ranks} rank{'s' if point.ranks != 1 else ''}{layout} "
-        f"{format_bytes(point.size_per_rank_bytes)}/rank x{point.iterations} "
-        f"on {point.target.url}"
+        f"{point.workload} {point.ranks} rank{'s' if point.ranks != 1 else ''}{layout}"
+        f"{per_rank} x{point.iterations} on {point.target.url}"
     )
+
+
+def _point(settings: Mapping[str, Any], name: str, size: int) -> RunSpec:
+    """The run of workload `name` at `size` per rank with `settings` (common settings and
+    params options by field; each workload takes the params it declares)."""
+    return RunSpec.build(name, **{**settings, "size_per_rank_bytes": size})
 
 
 def _grid(
     toml: tomlfile.TomlFile,
-    grid_base: RunSpec,
-    base: RunSpec,
+    grid_base: Mapping[str, Any],
+    base: Mapping[str, Any],
     target_path: tomlfile.KeyPath,
     patterns: Sequence[str],
     sizes: Sequence[int],
@@ -187,16 +182,33 @@ def _grid(
     for pattern in patterns:
         for size in sizes:
             try:
-                points.extend(grid(base, [pattern], [size]))
+                points.extend(grid(_point(base, pattern, size), [size]))
             except SpecError as e:
                 try:
-                    grid(grid_base, [pattern], [size])
+                    grid(_point(grid_base, pattern, size), [size])
                     where = target_path
                 except SpecError:
                     where = ("grid",)
-                point = dataclasses.replace(base, pattern=pattern, size_per_rank_bytes=size)
-                raise toml.error(where, f"{describe(point)}: {e}") from None
+                raise toml.error(where, f"{describe(_point(base, pattern, size))}: {e}") from None
     return points
+
+
+def _refuse_unused(
+    toml: tomlfile.TomlFile,
+    options: Mapping[str, Any],
+    where: Mapping[str, tomlfile.KeyPath],
+    patterns: Sequence[str],
+) -> None:
+    """A params option in [grid] that none of its patterns declares is a mistake."""
+    for opt in RUN_OPTIONS.values():
+        if opt.field not in options or any(o.field == opt.field for o in COMMON_OPTIONS):
+            continue
+        if not any(p in registry.taking(opt.field) for p in patterns):
+            takers = ", ".join(registry.taking(opt.field, FAMILY))
+            raise toml.error(
+                where.get(str(opt.key), ("grid",)),
+                f"'{opt.key}' is for {takers}; the grid's patterns are {', '.join(patterns)}",
+            )
 
 
 def _table(
@@ -280,12 +292,12 @@ class _Reader:
         return converted
 
     def run_options(self) -> dict[str, Any]:
-        """The run options this table sets, as RunSpec fields."""
+        """The run options this table sets, by field (of RunSpec or a workload's params)."""
         options = {}
-        for key, field_name in RUN_OPTIONS.items():
+        for key, opt in RUN_OPTIONS.items():
             if key in self._table:
-                options[field_name] = self._convert(
-                    key, self._where[key], _OPTION_TYPES[key], self._table[key]
+                options[opt.field] = self._convert(
+                    key, self._where[key], opt.kind.convert, self._table[key]
                 )
         return options
 
@@ -306,16 +318,7 @@ def _string(value: Any) -> str:
 
 
 def _pattern(value: Any) -> str:
-    name = _string(value)
-    if name not in PATTERNS:
-        raise SpecError(f"unknown pattern '{name}'; choose one of {', '.join(PATTERNS)}")
-    return name
-
-
-def _bool(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"must be true or false, got {value!r}")
-    return value
+    return registry.get(_string(value), FAMILY).name
 
 
 def _positive_int(value: Any) -> int:
@@ -323,12 +326,6 @@ def _positive_int(value: Any) -> int:
         raise TypeError(f"must be a whole number, got {value!r}")
     if value < 1:
         raise ValueError(f"must be at least 1, got {value}")
-    return value
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"must be a whole number, got {value!r}")
     return value
 
 
@@ -346,27 +343,3 @@ def _sizes(value: Any) -> list[int]:
     if isinstance(value, str):
         return parse_size_range(value)
     return [_size(value)]
-
-
-def _phases(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(p.strip() for p in value.split(",") if p.strip())
-    if isinstance(value, list) and all(isinstance(p, str) for p in value):
-        return tuple(value)
-    raise TypeError(f'must be "write", "read" or a list of them, got {value!r}')
-
-
-_OPTION_TYPES: dict[str, Callable[[Any], Any]] = {
-    "transfer": _size,
-    "segments": _positive_int,
-    "fsync": _bool,
-    "direct": _bool,
-    "verify": _bool,
-    "keep": _bool,
-    "reorder": _bool,
-    "read_scope": _string,
-    "gather_chunk": _size,
-    "in_flight": _positive_int,
-    "seed": _int,
-    "phases": _phases,
-}

@@ -1,41 +1,50 @@
-"""Sweeps: a base RunSpec x patterns x sizes per rank -> the grid of specs, and which are done."""
+"""Sweeps: base RunSpecs x sizes per rank -> the grid of specs, and which are done."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from hpcio.spec.model import RunSpec
-
-#: Fields that do not change what a point measures, so a resumed sweep ignores them.
-_NOT_IDENTITY = ("keep", "gather_chunk_bytes")
-
-
-def grid(base: RunSpec, patterns: Sequence[str], sizes: Sequence[int]) -> list[RunSpec]:
-    """Every (pattern, size per rank) point, patterns outermost. A size smaller than the
-    transfer is run with transfer = size (recorded in its spec)."""
-    return [
-        dataclasses.replace(
-            base, pattern=p, size_per_rank_bytes=s, transfer_bytes=min(base.transfer_bytes, s)
-        ).validate()
-        for p in patterns
-        for s in sizes
-    ]
+from hpcio.spec.model import COMMON_OPTIONS, RunSpec
+from hpcio.spec.options import declared
 
 
-def point_key(run_record: dict[str, object]) -> str:
-    """A stable identity for a point, from a spec's document record."""
-    record = {k: v for k, v in run_record.items() if k not in _NOT_IDENTITY}
-    record["target"] = run_record["target"]["url"]  # type: ignore[index]
+def grid(base: RunSpec, sizes: Sequence[int]) -> list[RunSpec]:
+    """`base` at every size per rank. A size smaller than the transfer is run with transfer =
+    size (recorded in its spec)."""
+    points = []
+    for size in sizes:
+        p = base.params
+        params = dataclasses.replace(
+            p, size_per_rank_bytes=size, transfer_bytes=min(p.transfer_bytes, size)
+        )
+        points.append(dataclasses.replace(base, params=params).validate())
+    return points
+
+
+def point_key(run_record: dict[str, Any]) -> str:
+    """A stable identity for a point, from a spec's document record (schema version 2):
+    every setting but those declared as not changing what is measured (--keep)."""
+    from hpcio.workloads import registry
+
+    ignored = {o.field for o in COMMON_OPTIONS if not o.measures}
+    known = registry.WORKLOADS.get(str(run_record.get("workload")))
+    if known is not None:
+        ignored |= {o.field for o in declared(known.params) if not o.measures}
+    record = {k: v for k, v in run_record.items() if k not in ignored}
+    record["params"] = {k: v for k, v in run_record.get("params", {}).items() if k not in ignored}
+    record["target"] = run_record["target"]["url"]
     return json.dumps(record, sort_keys=True)
 
 
-def pending(specs: Iterable[RunSpec], done_records: Iterable[dict[str, object]]) -> list[RunSpec]:
+def pending(specs: Iterable[RunSpec], done_records: Iterable[dict[str, Any]]) -> list[RunSpec]:
     """The specs whose point has no document yet.
 
     Args:
-        done_records: the `run` records of complete documents (interrupted ones don't count).
+        done_records: the `run` records of complete documents (interrupted ones don't count),
+            of schema version 2 (results/io.py upgrades older ones).
     """
     done = {point_key(r) for r in done_records}
     return [s for s in specs if point_key(s.to_dict()) not in done]

@@ -1,39 +1,25 @@
-"""Workload contract: a RunSpec and a rank -> that rank's Plan, as columns of operations."""
+"""The workload contract: what every workload answers for itself, and the three kinds of
+phase body it may hand the runner (an engine plan, a collective step, a Python body)."""
 
 from __future__ import annotations
 
-import dataclasses
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hpcio import _engine
-from hpcio.spec.model import RunSpec
+from hpcio.errors import SpecError
+from hpcio.units import format_bytes
+from hpcio.workloads.plans import Plan
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 
 class Phase(enum.StrEnum):
     WRITE = "write"
     READ = "read"
-
-
-class Op(enum.IntEnum):
-    """Plan op codes, the same numbers as engine/src/plan.rs."""
-
-    OPEN_WRITE = 1
-    OPEN_READ = 2
-    WRITE = 3
-    READ = 4
-    SYNC = 5
-    CLOSE = 6
-
-
-class Sharing(enum.StrEnum):
-    PRIVATE = "private"  # each rank its own file
-    RANGE = "range"  # ranks write ranges of one shared file
-    COLLECT = "collect"  # one rank does the I/O for all (collect-and-write, read-and-scatter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,221 +42,227 @@ class RankInfo:
         return (self.rank + shift) % self.size
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """One rank's operations: opens, fsyncs and closes, and runs of transfers, one row each.
-
-    A run is `counts` transfers of `lengths` bytes at `offsets`, `offsets + strides`, ...,
-    holding `writers`' data; a control row has a count of 1. So a plan has rows per file,
-    segment and writer, never per transfer. The engine makes the runs between two control
-    rows as one batch: a file's runs one after the other, the files taking turns (fio's
-    file_service_type=roundrobin), in order or, with `shuffle`, in a seeded random order
-    that it computes (every transfer once; the same order for the same (seed, rank, phase)).
-    """
-
-    ops: np.ndarray  # uint8, Op codes
-    key_index: np.ndarray  # uint32, index into keys
-    offsets: np.ndarray  # uint64, bytes: the first transfer's
-    lengths: np.ndarray  # uint64, bytes per transfer
-    counts: np.ndarray  # uint64, transfers in the run
-    strides: np.ndarray  # uint64, bytes from one transfer's offset to the next one's
-    writers: np.ndarray  # uint32, rank whose payload the range holds
-    keys: tuple[str, ...]
-    #: (seed, rank, phase) of the random order of the transfers; None: in order.
-    shuffle: tuple[int, int, int] | None = None
-
-    def __len__(self) -> int:
-        return len(self.ops)
-
-    def rows(self, start: int, stop: int | None = None) -> Plan:
-        """Rows [start, stop) as a plan of their own (same keys and order)."""
-        cut = slice(start, stop)
-        return dataclasses.replace(
-            self,
-            ops=self.ops[cut],
-            key_index=self.key_index[cut],
-            offsets=self.offsets[cut],
-            lengths=self.lengths[cut],
-            counts=self.counts[cut],
-            strides=self.strides[cut],
-            writers=self.writers[cut],
-        )
-
-    def columns(self) -> tuple:
-        """The engine's positional arguments (Executor.run, plan_operations)."""
-        return (
-            self.ops,
-            self.key_index,
-            self.offsets,
-            self.lengths,
-            self.counts,
-            self.strides,
-            self.writers,
-            list(self.keys),
-        )
-
-    @property
-    def _moving(self) -> np.ndarray:
-        return (self.ops == Op.WRITE) | (self.ops == Op.READ)
-
-    @property
-    def transfer_bytes_total(self) -> int:
-        moving = self._moving
-        return int((self.lengths[moving] * self.counts[moving]).sum())
-
-    @property
-    def largest_batch(self) -> int:
-        """The most transfers between two control rows: more lanes than this would idle."""
-        moving = self._moving
-        batch = np.cumsum(~moving)[moving]
-        if not len(batch):
-            return 0
-        sums = np.zeros(int(batch[-1]) + 1, np.uint64)
-        np.add.at(sums, batch, self.counts[moving])
-        return int(sums.max())
-
-    def per_transfer(self) -> Plan:
-        """The same plan with one row per operation, in the order the engine makes them (before
-        lanes share them out): for tests and small plans, as it is as long as the transfers."""
-        ops, key_index, offsets, lengths, writers = _engine.plan_operations(
-            *self.columns(), shuffle=self.shuffle
-        )
-        ones = np.ones(len(ops), np.uint64)
-        return Plan(ops, key_index, offsets, lengths, ones, lengths.copy(), writers, self.keys)
+# --- phase bodies ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class Runs:
-    """Runs of whole transfers in one file: run i is `counts[i]` transfers, one after the
-    other from `firsts[i]`, holding `writers[i]`'s data."""
+class PlanBody:
+    """The engine runs this rank's whole plan, with the GIL released."""
 
-    firsts: np.ndarray  # uint64, bytes
-    counts: np.ndarray  # uint64
-    writers: np.ndarray  # uint32
-
-    @staticmethod
-    def of(firsts, counts, writers) -> Runs:
-        firsts = np.atleast_1d(np.asarray(firsts, np.uint64))
-        n = len(firsts)
-        return Runs(
-            firsts,
-            np.broadcast_to(np.asarray(counts, np.uint64), (n,)).copy(),
-            np.broadcast_to(np.asarray(writers, np.uint32), (n,)).copy(),
-        )
+    plan: Plan
+    #: Transfers in flight asked for; the runner never gives more lanes than a batch has.
+    in_flight: int
+    #: fio's time_based: the lanes go round their transfers until this many seconds have passed.
+    until_s: float | None = None
 
 
-class PlanBuilder:
-    """Appends blocks of rows; numpy builds each block, so no Python loop per row."""
+@dataclass(frozen=True, slots=True)
+class CollectBody:
+    """Collect-and-write, or read-and-scatter: one collector rank does all the storage I/O,
+    the others send it their data or receive theirs (runner/choreography.py)."""
 
-    def __init__(self) -> None:
-        self._keys: dict[str, int] = {}  # key -> its index, in order of first use
-        self._columns: list[tuple[np.ndarray, ...]] = []
-
-    def _key(self, key: str) -> int:
-        return self._keys.setdefault(key, len(self._keys))
-
-    def control(self, op: Op, key: str) -> PlanBuilder:
-        return self.runs(op, key, Runs.of(0, 1, 0), length=0)
-
-    def runs(self, op: Op, key: str, runs: Runs, length: int) -> PlanBuilder:
-        """Runs of `length`-byte transfers, each `length` after the one before, in `key`."""
-        self._columns.append(_rows(op, self._key(key), runs, length))
-        return self
-
-    def build(self, shuffle: tuple[int, int, int] | None = None) -> Plan:
-        blocks = self._columns or [_rows(Op.CLOSE, 0, Runs.of(np.zeros(0, np.uint64), 1, 0), 0)]
-        columns = [np.concatenate(parts) for parts in zip(*blocks, strict=True)]
-        return Plan(*columns, keys=tuple(self._keys), shuffle=shuffle)
+    #: The collector's open, (fsync,) close; the pieces are fed between them.
+    plan: Plan
+    key: str
+    transfer_bytes: int
+    file_bytes: int
+    #: (file offset, length) of every piece of a rank's data, by rank.
+    pieces: tuple[tuple[tuple[int, int], ...], ...]
+    #: Rank -> the rank whose data it reads back.
+    reads_from: tuple[int, ...]
+    #: The collector's transfers in flight.
+    in_flight: int
+    collector: int = 0
 
 
-def _rows(op: Op, key_index: int, runs: Runs, length: int) -> tuple[np.ndarray, ...]:
-    n = len(runs.firsts)
-    return (
-        np.full(n, int(op), np.uint8),
-        np.full(n, key_index, np.uint32),
-        runs.firsts,
-        np.full(n, length, np.uint64),
-        runs.counts,
-        np.full(n, length, np.uint64),
-        runs.writers,
-    )
+@dataclass(frozen=True, slots=True)
+class SharedUploadBody:
+    """N-1 writes on an object store: parts of one upload (or block list) that rank 0 starts
+    and completes, every rank putting its own parts (runner/choreography.py)."""
+
+    plan: Plan
+    part_bytes: int
+    in_flight: int
 
 
-def own_runs(run: RunSpec, rank: int, *, shared: bool) -> Runs:
-    """`rank`'s data: segment i of it sits at i*size*block + rank*block in a shared file, at
-    i*block in its own (where the segments make one run)."""
-    per_block = run.block_bytes // run.transfer_bytes
-    if not shared:
-        return Runs.of(0, per_block * run.segments, rank)
-    i = np.arange(run.segments, dtype=np.uint64)
-    starts = i * np.uint64(run.ranks * run.block_bytes) + np.uint64(rank * run.block_bytes)
-    return Runs.of(starts, per_block, rank)
+class Context(Protocol):
+    """What a Python body gets on every rank (runner/body.py makes it)."""
+
+    run: RunSpec
+    phase: Phase
+    who: RankInfo
+    #: The engine's handle on the run's target (plans, removal), shared with the runner.
+    target: _engine.Target
+    #: Times every operation the body does itself: reports cannot tell its figures from a plan's.
+    recorder: _engine.Recorder
+    #: Figures only this workload has, summed or averaged by the body itself on rank 0.
+    metrics: dict[str, Any]
+
+    def communicator(self) -> Any:
+        """The job's real mpi4py communicator (parallel HDF5, NetCDF, MPI-IO need it)."""
+        ...
+
+    def background(self, plan: Plan, in_flight: int) -> Background:
+        """Start `plan` on the engine and return at once; its figures join the phase's."""
+        ...
+
+    def path(self, key: str) -> str:
+        """The local path of `key` on a POSIX target."""
+        ...
 
 
-def every_block(run: RunSpec) -> Runs:
-    """A whole shared file, a run per block so each names the rank that wrote it."""
-    blocks = np.arange(run.segments * run.ranks, dtype=np.uint64)
-    writers = (blocks % np.uint64(run.ranks)).astype(np.uint32)
-    return Runs.of(
-        blocks * np.uint64(run.block_bytes), run.block_bytes // run.transfer_bytes, writers
-    )
+class Background(Protocol):
+    def wait(self) -> None:
+        """Until the plan has run (a signal still interrupts it)."""
+        ...
 
 
-def order(run: RunSpec, rank: int, phase: Phase) -> tuple[int, int, int] | None:
-    """The seed of `rank`'s random order in `phase`, or None for ascending order."""
-    if not run.random_offsets:
-        return None
-    return (run.seed % (1 << 64), rank, list(Phase).index(phase))
+@dataclass(frozen=True, slots=True)
+class PythonBody:
+    """The workload's own code, run on every rank inside the phase window: barrier, t0, the
+    call, end. It times each operation through `context.recorder`."""
+
+    call: Callable[[Context], None]
 
 
-def write_plan(
-    run: RunSpec, keys: str | Sequence[str], runs: Runs, shuffle: tuple[int, int, int] | None = None
-) -> Plan:
-    """Open every key, write `runs` in each (the keys taking turns, so in-flight transfers
-    span files), fsync each with --fsync, close each."""
-    return _file_plan(Op.WRITE, run, keys, runs, shuffle)
+Body = PlanBody | CollectBody | SharedUploadBody | PythonBody
 
 
-def read_plan(
-    run: RunSpec, keys: str | Sequence[str], runs: Runs, shuffle: tuple[int, int, int] | None = None
-) -> Plan:
-    """Open every key, read `runs` in each (the keys taking turns), close each."""
-    return _file_plan(Op.READ, run, keys, runs, shuffle)
+# --- what a workload says about itself ------------------------------------------------------
 
 
-def _file_plan(
-    op: Op,
-    run: RunSpec,
-    keys: str | Sequence[str],
-    runs: Runs,
-    shuffle: tuple[int, int, int] | None,
-) -> Plan:
-    keys = [keys] if isinstance(keys, str) else list(keys)
-    writing = op is Op.WRITE
-    builder = PlanBuilder()
-    for key in keys:
-        builder.control(Op.OPEN_WRITE if writing else Op.OPEN_READ, key)
-    for key in keys:
-        builder.runs(op, key, runs, run.transfer_bytes)
-    for key in keys if writing and run.fsync else ():
-        builder.control(Op.SYNC, key)
-    for key in keys:
-        builder.control(Op.CLOSE, key)
-    return builder.build(shuffle)
+@dataclass(frozen=True, slots=True)
+class Written:
+    """An object (or file) a run writes, for store limits and prices."""
+
+    what: str  # "each rank's object", "the shared object"
+    bytes: int
+    #: Bytes per part (or block) when it goes up in parts.
+    part_bytes: int
+    #: Written by several ranks as parts of one upload, never as a single PUT.
+    shared: bool
 
 
-class Workload(Protocol):
-    """A pattern (later: profiles, libraries, training) as the runner sees it."""
+@dataclass(frozen=True, slots=True)
+class CacheFacts:
+    """What a run reads back, for saying whether its reads could have come from RAM."""
 
-    name: ClassVar[str]
-    sharing: ClassVar[Sharing]
-    #: Timed phases, in order.
-    phases: ClassVar[tuple[Phase, ...]]
-    #: A workload that only reads has its data laid out, untimed, by this pattern's write.
-    prepared_by: ClassVar[str | None]
+    #: Bytes all ranks write (or lay out) per iteration.
+    data_set_bytes: int
+    #: Every node reads all of the data (whole-file reads, or one collector node).
+    whole_data_per_node: bool = False
+    #: Whose data is read, where the workload has its own answer; None: by --reorder.
+    read_back_from: str | None = None
+    #: Reads come from data this node wrote even with --reorder.
+    reads_local_data: bool = False
+    #: Several ranks of a node read the same data (all but the first may read the cache).
+    rereads: bool = False
+    reorder: bool = False
 
-    def plan(self, run: RunSpec, phase: Phase, who: RankInfo) -> Plan: ...
+
+@dataclass(frozen=True, slots=True)
+class MemoryNeed:
+    """Bytes a node's ranks hold in buffers at once, and how that figure is made up."""
+
+    bytes: int
+    breakdown: str
+    #: The options that make the figure smaller.
+    options: str
+
+
+class Workload:
+    """A registered workload. Subclasses set the class attributes and override what differs;
+    the defaults fit a workload whose ranks each write and read their own files."""
+
+    name: str
+    #: Which report tables show its documents: "pattern", "profile", "iozone", or its own.
+    family: str
+    #: Its parameters: a frozen dataclass of fields declared with spec.options.option.
+    params: type
+    #: One line for listings and help.
+    summary: str
+    #: Timed phases, in order, when --phases does not choose.
+    own_phases: tuple[Phase, ...] = (Phase.WRITE, Phase.READ)
+
+    def phases(self, run: RunSpec) -> tuple[Phase, ...]:
+        """The timed phases of `run`, in order."""
+        if run.phases is not None:
+            return tuple(Phase(p) for p in run.phases)
+        return self.own_phases
+
+    def validate(self, run: RunSpec) -> None:
+        """Checks of the params against each other and the common settings.
+
+        Raises:
+            SpecError: one line naming the option and a value that would work.
+        """
+        writes = run.phases is not None and Phase.WRITE.value in run.phases
+        if writes and Phase.WRITE not in self.own_phases:
+            raise SpecError(f"{self.name} only reads; use --phases read")
+
+    def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
+        """What this rank does in `phase` (built before the phase barrier, so untimed)."""
+        raise NotImplementedError
 
     def keys(self, run: RunSpec) -> list[str]:
-        """Every file or object the workload creates, for removal."""
-        ...
+        """Every file or object the run creates, for removal."""
+        raise NotImplementedError
+
+    def owns_key(self, name: str) -> bool:
+        """Whether `name` is a file or object this workload makes (`hpcio clean` removes
+        those and nothing else)."""
+        return False
+
+    def prepare(self, run: RunSpec) -> RunSpec | None:
+        """An untimed run whose write phase lays out the data, once before the iterations
+        (for workloads that only read); None: nothing to lay out."""
+        return None
+
+    def lay_out(self, run: RunSpec) -> RunSpec | None:
+        """An untimed write before each iteration's timed write (time-based writes rewrite a
+        laid-out file); None: none."""
+        return None
+
+    def in_flight(self, run: RunSpec) -> int:
+        """Requests one rank may have in flight: object-store threads and warm connections."""
+        return 1
+
+    def stored_bytes(self, run: RunSpec) -> int:
+        """Bytes the run keeps on its target at its peak, all ranks."""
+        return sum(w.bytes for w in self.objects_written(run))
+
+    def moved_bytes(self, run: RunSpec, phase: Phase) -> int:
+        """Bytes all ranks move in one `phase` of one iteration (for ETAs and plans)."""
+        return self.stored_bytes(run)
+
+    def objects_written(self, run: RunSpec) -> list[Written]:
+        """Each distinct kind of object the run writes (for limits and prices)."""
+        return []
+
+    def memory(self, run: RunSpec, ranks_per_node: int) -> MemoryNeed:
+        """Buffers the busiest node's ranks hold at once."""
+        return MemoryNeed(0, "no buffers", "")
+
+    def cache_facts(self, run: RunSpec) -> CacheFacts:
+        return CacheFacts(data_set_bytes=self.stored_bytes(run))
+
+    #: The options that lower a figure, in the words of the command that makes the run:
+    #: "buffers" (memory), "data" (data held in memory://), "disk" (free space).
+    lower: dict[str, str] = {}  # noqa: RUF012
+
+    def disk_words(self, run: RunSpec) -> str:
+        """How the stored bytes are made up, for the free-space check's message."""
+        return f"{run.ranks} rank(s)"
+
+    def describe(self, run: RunSpec) -> str:
+        """What a run does, in a few words, after its name: progress lines and headers."""
+        return ""
+
+    def label(self, settings: dict[str, Any]) -> str:
+        """A document's name in tables (its `settings`, as ResultDocument.settings)."""
+        return self.name
+
+
+def size_hint(size: int) -> str:
+    """A size as an option value: '4MiB'."""
+    return format_bytes(size).replace(" ", "")

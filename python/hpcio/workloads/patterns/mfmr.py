@@ -1,22 +1,23 @@
-"""mfmr (N-N read): every rank reads its own file (another rank's with reorder)."""
+"""mfmr (N-N read): every rank reads its own file (another rank's with reorder). The files are
+laid out once, untimed, by mfmw's write."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING
 
-from hpcio.spec.model import RunSpec
-from hpcio.workloads.contract import Phase, Plan, RankInfo, Sharing
-from hpcio.workloads.patterns.mfmw import MfmwPattern
+from hpcio.workloads.contract import Phase
+from hpcio.workloads.patterns.mfmw import Mfmw, untimed_layout
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 
-class MfmrPattern:
-    name: ClassVar[str] = "mfmr"
-    sharing: ClassVar[Sharing] = Sharing.PRIVATE
-    phases: ClassVar[tuple[Phase, ...]] = (Phase.READ,)
-    prepared_by: ClassVar[str | None] = "mfmw"
+class Mfmr(Mfmw):
+    name = "mfmr"
+    summary = "N-N read: every rank reads its own file"
+    own_phases = (Phase.READ,)
 
-    def plan(self, run: RunSpec, phase: Phase, who: RankInfo) -> Plan:
-        return MfmwPattern().plan(run, phase, who)
-
-    def keys(self, run: RunSpec) -> list[str]:
-        return MfmwPattern().keys(run)
+    def prepare(self, run: RunSpec) -> RunSpec | None:
+        if run.phases is not None:
+            return None  # --phases read: the files an earlier run left
+        return untimed_layout(run)

@@ -1,50 +1,121 @@
 """sfsw (master I/O): ranks send their data to rank 0 in bounded chunks, rank 0 writes one file;
-reading, rank 0 reads and scatters. The collective steps live in runner/choreography.py."""
+reading, rank 0 reads and scatters. The chunks are cut here; runner/choreography.py moves them."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hpcio.spec.model import RunSpec
-from hpcio.workloads.contract import Phase, Plan, RankInfo, Runs, Sharing, read_plan, write_plan
+from hpcio.units import format_bytes
+from hpcio.workloads.contract import (
+    Body,
+    CacheFacts,
+    CollectBody,
+    MemoryNeed,
+    Phase,
+    RankInfo,
+)
+from hpcio.workloads.patterns.common import (
+    PatternWorkload,
+    block_bytes,
+    file_bytes,
+    read_plan,
+    segments,
+    write_plan,
+)
+from hpcio.workloads.patterns.params import CollectParams
+from hpcio.workloads.plans import Runs
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 SFSW_KEY = "hpcio-single.dat"
 COLLECTOR = 0
 
 
-def chunks(run: RunSpec, rank: int) -> list[tuple[int, int]]:
+def chunk_bytes(run: RunSpec) -> int:
+    """The largest piece moved at once: --gather-chunk in whole transfers, within one block."""
+    p = run.params
+    chunk = max(p.transfer_bytes, p.gather_chunk_bytes // p.transfer_bytes * p.transfer_bytes)
+    return min(chunk, block_bytes(run))
+
+
+def chunks(run: RunSpec, rank: int) -> tuple[tuple[int, int], ...]:
     """(file offset, length) pieces of `rank`'s data in the shared file, each at most
     --gather-chunk (rounded down to whole transfers) and inside one segment."""
-    chunk = max(
-        run.transfer_bytes, run.gather_chunk_bytes // run.transfer_bytes * run.transfer_bytes
-    )
+    chunk = chunk_bytes(run)
+    block = block_bytes(run)
     pieces = []
-    for segment in range(run.segments):
-        start = segment * run.ranks * run.block_bytes + rank * run.block_bytes
-        for offset in range(start, start + run.block_bytes, chunk):
-            pieces.append((offset, min(chunk, start + run.block_bytes - offset)))
-    return pieces
+    for segment in range(segments(run)):
+        start = segment * run.ranks * block + rank * block
+        for offset in range(start, start + block, chunk):
+            pieces.append((offset, min(chunk, start + block - offset)))
+    return tuple(pieces)
 
 
-def chunk_runs(run: RunSpec, offset: int, length: int, writer: int) -> Runs:
-    """The transfers of one chunk, `writer`'s data."""
-    return Runs.of(offset, length // run.transfer_bytes, writer)
+class Sfsw(PatternWorkload):
+    name = "sfsw"
+    params = CollectParams
+    summary = "master I/O: ranks send their data to rank 0, which writes one file"
 
-
-class SfswPattern:
-    name: ClassVar[str] = "sfsw"
-    sharing: ClassVar[Sharing] = Sharing.COLLECT
-    phases: ClassVar[tuple[Phase, ...]] = (Phase.WRITE, Phase.READ)
-    prepared_by: ClassVar[str | None] = None
-
-    def plan(self, run: RunSpec, phase: Phase, who: RankInfo) -> Plan:
-        """The collector's open and close (with fsync); chunks are fed between them."""
+    def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
+        """The collector's open and close (with fsync); the chunks go between them."""
         none = Runs.of(np.zeros(0, np.uint64), 0, COLLECTOR)
-        if phase is Phase.WRITE:
-            return write_plan(run, SFSW_KEY, none)
-        return read_plan(run, SFSW_KEY, none)
+        plan = write_plan if phase is Phase.WRITE else read_plan
+        reads_from = tuple(
+            RankInfo(r, who.size, ranks_per_node=who.ranks_per_node, nodes=who.nodes).read_source(
+                run.params.reorder
+            )
+            for r in range(run.ranks)
+        )
+        mine = who.rank == COLLECTOR
+        return CollectBody(
+            plan=plan(run, SFSW_KEY, none),
+            key=SFSW_KEY,
+            transfer_bytes=run.params.transfer_bytes,
+            file_bytes=file_bytes(run),
+            # Every rank's pieces on the collector; a contributor needs its own and its source's.
+            pieces=tuple(
+                chunks(run, r) if mine or r in (who.rank, reads_from[who.rank]) else ()
+                for r in range(run.ranks)
+            ),
+            reads_from=reads_from,
+            in_flight=run.params.in_flight,
+            collector=COLLECTOR,
+        )
 
     def keys(self, run: RunSpec) -> list[str]:
         return [SFSW_KEY]
+
+    def owns_key(self, name: str) -> bool:
+        return name == SFSW_KEY
+
+    def transfers_per_call(self, run: RunSpec) -> int:
+        return chunk_bytes(run) // run.params.transfer_bytes
+
+    def memory(self, run: RunSpec, ranks_per_node: int) -> MemoryNeed:
+        """The collector: its lanes and two gather chunks; every other rank one chunk."""
+        transfer = run.params.transfer_bytes
+        in_flight = f"{self.lanes(run)} in flight x {format_bytes(transfer)} transfer"
+        chunk = chunk_bytes(run)
+        others = ranks_per_node - 1
+        breakdown = f"rank 0: {in_flight} + 2 gather chunks of {format_bytes(chunk)}"
+        if others:
+            breakdown += f"; {others} other rank(s): 1 chunk each"
+        need = MemoryNeed(
+            self.lanes(run) * transfer + 2 * chunk + others * chunk,
+            breakdown,
+            "--gather-chunk, --in-flight or --transfer",
+        )
+        return self.with_memory_target(run, need)
+
+    def cache_facts(self, run: RunSpec) -> CacheFacts:
+        # The file sits on rank 0's node, which reads all of it.
+        return CacheFacts(
+            data_set_bytes=file_bytes(run),
+            whole_data_per_node=True,
+            read_back_from="rank 0 reads the file and sends each rank its data",
+            reads_local_data=True,
+            reorder=run.params.reorder,
+        )

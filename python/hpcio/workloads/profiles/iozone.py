@@ -4,16 +4,18 @@ size, write, rewrite, read, reread, random read and random write of one file per
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes
+from hpcio.workloads.patterns.mfmw import Mfmw
+from hpcio.workloads.patterns.params import FilePerRankParams
 
 #: IOzone's tests, in the order it runs them on one file.
 TESTS = ("write", "rewrite", "read", "reread", "random read", "random write")
-#: The `profile` a test's run records: "iozone:" and the test.
-PROFILE_PREFIX = "iozone:"
 #: test -> (the phase it times, random order)
 _STEPS = {
     "write": ("write", False),
@@ -26,6 +28,28 @@ _STEPS = {
 #: IOzone -a's defaults.
 DEFAULT_FILE_SIZES = "64KiB..512MiB"
 DEFAULT_RECORD_SIZES = "4KiB..16MiB"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IozoneParams(FilePerRankParams):
+    #: The IOzone test the run times (one of TESTS).
+    test: str = "write"
+
+
+class Iozone(Mfmw):
+    """One IOzone test at one (file size, record size): a file per rank, one timed phase."""
+
+    name = "iozone"
+    family = "iozone"
+    params = IozoneParams
+    summary = "IOzone's automatic mode: write, rewrite, read, reread, random read and write"
+    lower = {"buffers": "--record-sizes", "data": "--file-sizes", "disk": "--file-sizes or -n"}  # noqa: RUF012
+
+    def label(self, settings: dict[str, Any]) -> str:
+        return f"iozone {settings.get('test', '')}".strip()
+
+    def describe(self, run: RunSpec) -> str:
+        return f"{run.params.test}, {super().describe(run)}"
 
 
 def iozone_runs(
@@ -68,22 +92,25 @@ def iozone_runs(
                 continue
             for test in TESTS:
                 phase, random = _STEPS[test]
+                params = IozoneParams(
+                    size_per_rank_bytes=file_size,
+                    transfer_bytes=record,
+                    in_flight=in_flight,
+                    random_offsets=random,
+                    test=test,
+                )
                 runs.append(
                     RunSpec(
-                        pattern="mfmw",
+                        workload=Iozone.name,
+                        params=params,
                         target=target,
                         ranks=ranks,
-                        size_per_rank_bytes=file_size,
-                        transfer_bytes=record,
                         direct=direct,
                         verify=verify and phase == "read",
                         keep=keep or test != TESTS[-1],
                         seed=seed,
                         iterations=iterations,
-                        in_flight=in_flight,
                         phases=(phase,),
-                        random_offsets=random,
-                        profile=PROFILE_PREFIX + test,
                     ).validate()
                 )
     if not runs:

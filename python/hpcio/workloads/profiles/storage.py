@@ -22,6 +22,9 @@ from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes
+from hpcio.workloads.contract import Phase
+from hpcio.workloads.patterns.mfmw import Mfmw, untimed_layout
+from hpcio.workloads.patterns.params import FilePerRankParams
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
@@ -46,10 +49,6 @@ class Profile:
     #: Data set of the whole run when --size is not given; None: twice the node's RAM.
     default_size_bytes: int | None
     what: str
-
-    @property
-    def pattern(self) -> str:
-        return "mfmw" if "write" in self.phases else "mfmr"
 
     def describe(self) -> str:
         """One line: how the profile moves data."""
@@ -164,24 +163,26 @@ def profile_run(
             f"{format_bytes(transfer)} transfer per rank; use --size "
             f"{format_bytes(ranks * transfer).replace(' ', '')} or more"
         )
-    return RunSpec(
-        pattern=profile.pattern,
-        target=target,
-        ranks=ranks,
+    params = FilePerRankParams(
         size_per_rank_bytes=per_rank,
         transfer_bytes=transfer,
+        in_flight=lanes,
+        reorder=reorder,
+        files_per_rank=files,
+        random_offsets=profile.order == "random",
+        duration_s=duration_s,
+    )
+    return RunSpec(
+        workload=profile.name,
+        params=params,
+        target=target,
+        ranks=ranks,
         iterations=iterations,
         direct=(profile.bypass_cache or direct) and not target.is_object_store,
         verify=verify,
         keep=keep,
-        in_flight=lanes,
         seed=seed,
-        random_offsets=profile.order == "random",
-        profile=profile.name,
-        duration_s=duration_s,
-        files_per_rank=files,
         drop_caches=drop_caches,
-        reorder=reorder,
     ).validate()
 
 
@@ -194,3 +195,24 @@ def object_store_note(target: TargetSpec) -> str | None:
         "a whole object (4 KiB for the latency profiles) and a read a ranged GET of all of it; "
         "random order visits the objects in random order; there is no client cache to bypass"
     )
+
+
+class ProfileWorkload(Mfmw):
+    """A storage profile as a registered workload: a preset over the N-N patterns."""
+
+    family = "profile"
+    lower = {"buffers": "--in-flight", "data": "--size", "disk": "--size"}  # noqa: RUF012
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.name = profile.name
+        self.summary = profile.what
+        self.own_phases = tuple(Phase(p) for p in profile.phases)
+
+    def prepare(self, run: RunSpec) -> RunSpec | None:
+        if Phase.WRITE in self.own_phases or run.phases is not None:
+            return None
+        return untimed_layout(run)
+
+
+WORKLOADS = tuple(ProfileWorkload(p) for p in PROFILES.values())

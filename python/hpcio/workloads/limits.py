@@ -4,11 +4,11 @@ would break and a setting that would work."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from hpcio.errors import SpecError
-from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
+from hpcio.workloads.contract import Written
 
 
 def _at_least(size: int) -> str:
@@ -16,36 +16,28 @@ def _at_least(size: int) -> str:
     return format_bytes(1 << max(0, math.ceil(math.log2(max(size, 1))))).replace(" ", "")
 
 
-def objects_written(run: RunSpec) -> list[tuple[str, int]]:
-    """(what, bytes) of every object the run writes: one per rank, or one shared object."""
-    if run.pattern in ("mfmw", "mfmr"):
-        what = "each rank's object" if run.files_per_rank == 1 else "each object"
-        return [(what, run.size_per_rank_bytes // run.files_per_rank)]
-    return [("the shared object", run.file_bytes)]
-
-
-def check_limits(run: RunSpec, limits: Mapping[str, int]) -> None:
+def check_limits(kind: str, written: Sequence[Written], limits: Mapping[str, int]) -> None:
     """Refuse a run whose parts or objects a store would reject.
 
     Args:
-        run: the run, its transfer being the part (or block) size on object stores.
+        kind: the target's kind ("s3", ...).
+        written: the objects the run writes (Workload.objects_written).
         limits: the target's min_part_bytes, max_part_bytes, max_parts, max_object_bytes
             (0 meaning no limit), as the engine reports them.
 
     Raises:
         SpecError: one line naming the limit and a --part-size or size that would work.
     """
-    kind = run.target.kind
-    part = run.transfer_bytes
-    for what, size in objects_written(run):
+    for written_object in written:
+        what, size, part = written_object.what, written_object.bytes, written_object.part_bytes
         parts = math.ceil(size / part)
         max_object = limits["max_object_bytes"]
         if max_object and size > max_object:
             raise SpecError(
                 f"{kind}: objects are at most {format_bytes(max_object)}; {what} would be "
-                f"{format_bytes(size)}: use a smaller --size-per-rank or mfmw"
+                f"{format_bytes(size)}: use a smaller --size-per-rank or a file per rank"
             )
-        if parts == 1 and run.pattern in ("mfmw", "mfmr"):
+        if parts == 1 and not written_object.shared:
             max_put = limits["max_part_bytes"]
             if max_put and size > max_put:
                 raise SpecError(

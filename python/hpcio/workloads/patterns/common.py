@@ -1,0 +1,195 @@
+"""What the five patterns share: their sizes, their plans' building blocks, and the answers
+the runner, limits, page-cache notes and reports ask every workload for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hpcio.errors import SpecError
+from hpcio.units import format_bytes
+from hpcio.workloads.contract import CacheFacts, MemoryNeed, Phase, Workload, Written
+from hpcio.workloads.patterns.params import MAX_IN_FLIGHT, PatternParams
+from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
+
+#: O_DIRECT needs offsets, lengths and buffers aligned to the logical block size; 4 KiB covers
+#: every block device and file system hpcio is used on.
+DIRECT_ALIGN = 4096
+
+
+def segments(run: RunSpec) -> int:
+    return getattr(run.params, "segments", 1)
+
+
+def block_bytes(run: RunSpec) -> int:
+    """Contiguous bytes one rank owns in each segment (IOR's block size)."""
+    return run.params.size_per_rank_bytes // segments(run)
+
+
+def file_bytes(run: RunSpec) -> int:
+    """Bytes written per iteration by all ranks (the studies' "File Size")."""
+    return run.params.size_per_rank_bytes * run.ranks
+
+
+def own_runs(run: RunSpec, rank: int, *, shared: bool) -> Runs:
+    """`rank`'s data: segment i of it sits at i*size*block + rank*block in a shared file, at
+    i*block in its own (where the segments make one run)."""
+    block = block_bytes(run)
+    per_block = block // run.params.transfer_bytes
+    if not shared:
+        return Runs.of(0, per_block * segments(run), rank)
+    i = np.arange(segments(run), dtype=np.uint64)
+    starts = i * np.uint64(run.ranks * block) + np.uint64(rank * block)
+    return Runs.of(starts, per_block, rank)
+
+
+def every_block(run: RunSpec) -> Runs:
+    """A whole shared file, a run per block so each names the rank that wrote it."""
+    block = block_bytes(run)
+    blocks = np.arange(segments(run) * run.ranks, dtype=np.uint64)
+    writers = (blocks % np.uint64(run.ranks)).astype(np.uint32)
+    return Runs.of(blocks * np.uint64(block), block // run.params.transfer_bytes, writers)
+
+
+def order(run: RunSpec, rank: int, phase: Phase) -> tuple[int, int, int] | None:
+    """The seed of `rank`'s random order in `phase`, or None for ascending order."""
+    if not getattr(run.params, "random_offsets", False):
+        return None
+    return (run.seed % (1 << 64), rank, list(Phase).index(phase))
+
+
+def write_plan(
+    run: RunSpec, keys: str | Sequence[str], runs: Runs, shuffle: tuple[int, int, int] | None = None
+) -> Plan:
+    """Open every key, write `runs` in each (the keys taking turns, so in-flight transfers
+    span files), fsync each with --fsync, close each."""
+    return _file_plan(Op.WRITE, run, keys, runs, shuffle)
+
+
+def read_plan(
+    run: RunSpec, keys: str | Sequence[str], runs: Runs, shuffle: tuple[int, int, int] | None = None
+) -> Plan:
+    """Open every key, read `runs` in each (the keys taking turns), close each."""
+    return _file_plan(Op.READ, run, keys, runs, shuffle)
+
+
+def _file_plan(
+    op: Op,
+    run: RunSpec,
+    keys: str | Sequence[str],
+    runs: Runs,
+    shuffle: tuple[int, int, int] | None,
+) -> Plan:
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    writing = op is Op.WRITE
+    builder = PlanBuilder()
+    for key in keys:
+        builder.control(Op.OPEN_WRITE if writing else Op.OPEN_READ, key)
+    for key in keys:
+        builder.runs(op, key, runs, run.params.transfer_bytes)
+    for key in keys if writing and run.fsync else ():
+        builder.control(Op.SYNC, key)
+    for key in keys:
+        builder.control(Op.CLOSE, key)
+    return builder.build(shuffle)
+
+
+class PatternWorkload(Workload):
+    """A pattern: `size_per_rank` per rank in transfers, through an engine plan."""
+
+    family = "pattern"
+    params = PatternParams
+    #: The options that lower a figure, as the command that made the run names them.
+    lower = {  # noqa: RUF012
+        "buffers": "--in-flight or --transfer",
+        "data": "--size-per-rank",
+        "disk": "--size-per-rank or -n",
+    }
+
+    def validate(self, run: RunSpec) -> None:
+        super().validate(run)
+        p = run.params
+        for option, value in (("--size-per-rank", p.size_per_rank_bytes),
+                              ("--transfer", p.transfer_bytes), ("--in-flight", p.in_flight),
+                              ("--segments", segments(run))):  # fmt: skip
+            if value < 1:
+                raise SpecError(f"{option} must be at least 1, got {value}")
+        if p.in_flight > MAX_IN_FLIGHT:
+            raise SpecError(
+                f"--in-flight {p.in_flight} is more than {MAX_IN_FLIGHT}: each transfer in "
+                "flight is a thread of the engine on every rank"
+            )
+        if p.size_per_rank_bytes % segments(run):
+            raise SpecError(
+                f"--size-per-rank {format_bytes(p.size_per_rank_bytes)} does not split into "
+                f"{segments(run)} equal segments"
+            )
+        if block_bytes(run) % p.transfer_bytes:
+            what = "size per rank" if segments(run) == 1 else "size per rank / segments"
+            raise SpecError(
+                f"{what} ({format_bytes(block_bytes(run))}) is not a multiple of the transfer "
+                f"({format_bytes(p.transfer_bytes)})"
+            )
+        if run.direct and p.transfer_bytes % DIRECT_ALIGN:
+            raise SpecError(
+                f"--direct needs a transfer that is a multiple of {format_bytes(DIRECT_ALIGN)}, "
+                f"got {format_bytes(p.transfer_bytes)}"
+            )
+
+    def in_flight(self, run: RunSpec) -> int:
+        """Never more than the run has transfers."""
+        p = run.params
+        return min(p.in_flight, max(1, file_bytes(run) // p.transfer_bytes))
+
+    def objects_written(self, run: RunSpec) -> list[Written]:
+        return [Written("the shared object", file_bytes(run), run.params.transfer_bytes, True)]
+
+    def stored_bytes(self, run: RunSpec) -> int:
+        return file_bytes(run)
+
+    def transfers_per_call(self, run: RunSpec) -> int:
+        """Transfers in one engine call of a rank: its phase's whole plan."""
+        return run.params.size_per_rank_bytes // run.params.transfer_bytes
+
+    def lanes(self, run: RunSpec) -> int:
+        return max(1, min(run.params.in_flight, self.transfers_per_call(run)))
+
+    def memory(self, run: RunSpec, ranks_per_node: int) -> MemoryNeed:
+        """Each rank's lanes x transfer; a memory:// target also holds the data."""
+        transfer = run.params.transfer_bytes
+        per_rank = self.lanes(run) * transfer
+        in_flight = f"{self.lanes(run)} in flight x {format_bytes(transfer)} transfer"
+        need = MemoryNeed(
+            ranks_per_node * per_rank, f"{ranks_per_node} rank(s) x {in_flight}",
+            self.lower["buffers"],
+        )  # fmt: skip
+        return self.with_memory_target(run, need)
+
+    def with_memory_target(self, run: RunSpec, need: MemoryNeed) -> MemoryNeed:
+        if run.target.kind != "memory":
+            return need
+        data = file_bytes(run)
+        return MemoryNeed(
+            need.bytes + data,
+            f"{need.breakdown} + {format_bytes(data)} of data in memory://",
+            f"{self.lower['data']}, {need.options}",
+        )
+
+    def cache_facts(self, run: RunSpec) -> CacheFacts:
+        return CacheFacts(data_set_bytes=file_bytes(run), reorder=run.params.reorder)
+
+    def describe(self, run: RunSpec) -> str:
+        p = run.params
+        return (
+            f"{format_bytes(p.size_per_rank_bytes)} per rank, transfer "
+            f"{format_bytes(p.transfer_bytes)}, {segments(run)} segment(s)"
+        )
+
+    def disk_words(self, run: RunSpec) -> str:
+        """How the stored bytes are made up, for the free-space check's message."""
+        return f"{run.ranks} rank(s) x {format_bytes(run.params.size_per_rank_bytes)}"

@@ -1,0 +1,111 @@
+"""The patterns' parameters, each declared once (flag, suite key, kind, unit, default, help).
+Options only some patterns take live in the params of those patterns alone, so a workload that
+does not declare an option cannot be given it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hpcio.spec.options import DURATION, FLAG, POSITIVE, SIZE, choice, option
+
+#: Transfers in flight per rank: each is an engine lane with a transfer's buffer, and a node
+#: runs many ranks; deeper queues than this measure the scheduler, not the storage.
+MAX_IN_FLIGHT = 4096
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PatternParams:
+    """What every pattern takes: how much each rank moves, and in what pieces."""
+
+    size_per_rank_bytes: int = option(
+        "--size-per-rank",
+        kind=SIZE,
+        unit="bytes",
+        key="size_per_rank",
+        help="bytes each rank writes (256MiB)",
+    )
+    transfer_bytes: int = option(
+        "--transfer",
+        aliases=("--part-size",),
+        kind=SIZE,
+        unit="bytes",
+        default=1 << 20,
+        help="bytes per I/O call: one pwrite/pread, one part or block, one ranged GET "
+        "(--part-size is the same option)",
+    )
+    in_flight: int = option(
+        "--in-flight",
+        aliases=("--concurrency",),
+        kind=POSITIVE,
+        default=1,
+        help="transfers (parts, GETs) in flight per rank (--concurrency is the same option)",
+    )
+    reorder: bool = option(
+        "--reorder",
+        kind=FLAG,
+        default=False,
+        help="read back another rank's data (another node's when there are several)",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharedFileParams(PatternParams):
+    """One file for all ranks: each rank's data may be interleaved in segments (IOR -s)."""
+
+    segments: int = option(
+        "--segments",
+        kind=POSITIVE,
+        default=1,
+        help="interleave each rank's data in S segments (IOR -s); shared-file patterns",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CollectParams(SharedFileParams):
+    gather_chunk_bytes: int = option(
+        "--gather-chunk",
+        kind=SIZE,
+        unit="bytes",
+        default=64 << 20,
+        measures=False,
+        help="sfsw: bytes per gather message",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharedReadParams(SharedFileParams):
+    read_scope: str = option(
+        "--read-scope",
+        kind=choice("all", "own"),
+        default="all",
+        help="sfmr: every rank reads the whole file (all) or its region (own)",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FilePerRankParams(PatternParams):
+    """Files of a rank's own: several of them, random order, time-based phases (fio's)."""
+
+    files_per_rank: int = option(
+        "--files-per-rank",
+        kind=POSITIVE,
+        default=1,
+        metavar="K",
+        help="K files or objects per rank, all in flight together (fio's nrfiles)",
+    )
+    random_offsets: bool = option(
+        "--random",
+        kind=FLAG,
+        default=False,
+        key="random",
+        help="visit each rank's transfers in a seeded random order (fio's randrw)",
+    )
+    duration_s: float | None = option(
+        "--duration",
+        kind=DURATION,
+        unit="s",
+        default=None,
+        metavar="TIME",
+        help="repeat each phase's transfers for this long: 30s, 5m, 1h or seconds "
+        "(fio's time_based)",
+    )
