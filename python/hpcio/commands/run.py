@@ -94,12 +94,18 @@ def argv_without_store_options(argv: Sequence[str]) -> tuple[list[str], list[str
     return kept, pairs
 
 
-#: The options of `hpcio run` and `hpcio sweep` that the patterns' params declare.
+#: The workloads `--pattern` names (`hpcio sweep` and suites cross them with sizes).
 PATTERN_FAMILY = "pattern"
 
 
 def pattern_options() -> list[Option]:
+    """The options the patterns' params declare."""
     return registry.options(registry.of_family(PATTERN_FAMILY))
+
+
+def workload_options() -> list[Option]:
+    """The options of every workload `hpcio run --workload` can run (the patterns' first)."""
+    return registry.options(registry.runnable())
 
 
 def add_common_arguments(
@@ -127,13 +133,15 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
     if sweep:
         p.add_argument("--pattern", required=True, help="comma-separated patterns: " + names)
         p.add_argument("--sizes", required=True, help="size per rank, or a doubling range A..B")
+        add_common_arguments(p)
+        spec_options.add_arguments(p, pattern_options(), skip=["size_per_rank_bytes"])
     else:
-        p.add_argument("--pattern", required=True, help=names)
-    add_common_arguments(p)
-    skip = ["size_per_rank_bytes"] if sweep else []
-    spec_options.add_arguments(
-        p, pattern_options(), required=[] if sweep else ["size_per_rank_bytes"], skip=skip
-    )
+        which = p.add_mutually_exclusive_group(required=True)
+        which.add_argument("--pattern", help=names)
+        others = ", ".join(w.name for w in registry.runnable() if w.family != PATTERN_FAMILY)
+        which.add_argument("--workload", help=f"another workload: {others}")
+        add_common_arguments(p)
+        spec_options.add_arguments(p, workload_options())
     add_output_arguments(p, "print only the summary")
     options.once_each(p, keep=("store_option",))
 
@@ -164,13 +172,34 @@ def _spec(args: argparse.Namespace, name: str, size: int, ranks: int) -> RunSpec
     return RunSpec.build(name, **settings)
 
 
+def _run_spec(args: argparse.Namespace, ranks: int) -> RunSpec:
+    """`hpcio run`'s one run: a pattern, or another workload that runs from its params."""
+    family = PATTERN_FAMILY if args.pattern is not None else None
+    workload = registry.get(args.pattern or args.workload, family)
+    if not workload.runs_alone:
+        raise SpecError(f"{workload.name} is run by `hpcio {workload.family}`, not `hpcio run`")
+    given = spec_options.values(args, workload_options())
+    for opt in spec_options.declared(workload.params):
+        if opt.default is None and opt.field not in given and _required(workload.params, opt):
+            raise SpecError(f"{workload.name} needs {opt.flag}")
+    run = RunSpec.build(
+        workload.name,
+        **{**given, **common_settings(args), "ranks": ranks,
+           "target": TargetSpec.from_url(args.target, **store_options(args.store_option))},
+    )  # fmt: skip
+    options.refuse_inapplicable(run, typed_options(args), workload_options(), family or "")
+    return run.validate()
+
+
+def _required(params: type, opt: Option) -> bool:
+    field = next(f for f in dataclasses.fields(params) if f.name == opt.field)
+    return field.default is dataclasses.MISSING
+
+
 def _specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
     typed = typed_options(args)
     if args.command == "run":
-        size = spec_options.values(args, pattern_options()).pop("size_per_rank_bytes")
-        run = _spec(args, args.pattern, size, ranks)
-        options.refuse_inapplicable(run, typed, pattern_options(), PATTERN_FAMILY)
-        return [run.validate()]
+        return [_run_spec(args, ranks)]
     from hpcio.spec.sweep import grid
 
     names = [p.strip() for p in args.pattern.split(",") if p.strip()] or [""]

@@ -8,6 +8,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -74,6 +75,8 @@ class RankFigures:
     requests: dict[str, int] = field(default_factory=dict)
     throttled: int = 0
     retried: int = 0
+    #: Figures only the workload has (a Python body's context.metrics), reduced by it.
+    metrics: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_engine(
@@ -81,6 +84,7 @@ class RankFigures:
         who: RankInfo,
         figures: dict,
         extra: Contribution | None = None,
+        metrics: dict[str, Any] | None = None,
     ) -> RankFigures:
         def span(name: str) -> tuple[int, int] | None:
             start, end = figures[f"{name}_start_ns"], figures[f"{name}_end_ns"]
@@ -111,6 +115,7 @@ class RankFigures:
             requests=dict(figures.get("requests", {})),
             throttled=figures.get("throttled", 0),
             retried=figures.get("retried", 0),
+            metrics=dict(metrics or {}),
         )
 
     @property

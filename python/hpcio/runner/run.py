@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import os
 from collections.abc import Callable
@@ -260,6 +261,9 @@ def _phase(
     figures, failure = None, None
     if everyone is not None:
         figures = phase_figures(phase.value, iteration, everyone)
+        metrics = workload.reduce_metrics([r.metrics for r in everyone if r.metrics])
+        if metrics:
+            figures = dataclasses.replace(figures, metrics=metrics)
         if figures.errors:
             failure = (
                 f"{phase.value} phase of iteration {iteration + 1} failed: "

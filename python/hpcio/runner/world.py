@@ -60,6 +60,10 @@ class Comm(Protocol):
     def isend_bytes(self, buf: Any, dest: int, tag: int) -> Request: ...
     def irecv_bytes(self, buf: Any, source: int, tag: int) -> Request: ...
     def abort(self, code: int) -> None: ...
+    def mpi(self) -> Any:
+        """The real mpi4py communicator of this world (a duplicate, so a library's messages
+        never meet hpcio's): parallel HDF5, NetCDF and MPI-IO need one."""
+        ...
 
 
 class SerialComm:
@@ -95,6 +99,12 @@ class SerialComm:
     def abort(self, code: int) -> None:
         sys.exit(code)
 
+    def mpi(self) -> Any:
+        """MPI's own world of one process (MPI starts here, as a singleton, on first use)."""
+        from mpi4py import MPI
+
+        return MPI.COMM_SELF.Dup()
+
 
 class MpiComm:
     """mpi4py, on a Dup() of the communicator it is given so hpcio's messages stay apart.
@@ -110,6 +120,7 @@ class MpiComm:
         self.size: int = self._comm.Get_size()
         # Object collectives wait in a helper thread, which MPI must allow.
         self._threads = MPI.Query_thread() >= MPI.THREAD_SERIALIZED
+        self._library: Any = None
 
     def _waited(self, call: Callable[[], T]) -> T:
         return interrupts.wait_for(call) if self._threads else call()
@@ -141,6 +152,11 @@ class MpiComm:
 
     def abort(self, code: int) -> None:
         self._comm.Abort(code)
+
+    def mpi(self) -> Any:
+        if self._library is None:
+            self._library = self._comm.Dup()
+        return self._library
 
 
 class _MpiRequest:

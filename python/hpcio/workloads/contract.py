@@ -4,7 +4,7 @@ phase body it may hand the runner (an engine plan, a collective step, a Python b
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -183,6 +183,9 @@ class Workload:
     summary: str
     #: Timed phases, in order, when --phases does not choose.
     own_phases: tuple[Phase, ...] = (Phase.WRITE, Phase.READ)
+    #: `hpcio run --workload` can run it from its params alone (a preset such as a storage
+    #: profile is run by the command that fills its params in).
+    runs_alone: bool = True
 
     def phases(self, run: RunSpec) -> tuple[Phase, ...]:
         """The timed phases of `run`, in order."""
@@ -257,6 +260,16 @@ class Workload:
     def describe(self, run: RunSpec) -> str:
         """What a run does, in a few words, after its name: progress lines and headers."""
         return ""
+
+    def reduce_metrics(self, per_rank: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """The phase's metrics from each rank's (a Python body's context.metrics): numbers
+        summed over ranks by default; a workload whose figures average overrides this."""
+        total: dict[str, Any] = {}
+        for metrics in per_rank:
+            for name, value in metrics.items():
+                number = isinstance(value, int | float) and not isinstance(value, bool)
+                total[name] = total.get(name, 0) + value if number else total.get(name, value)
+        return total
 
     def label(self, settings: dict[str, Any]) -> str:
         """A document's name in tables (its `settings`, as ResultDocument.settings)."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from hpcio.errors import SpecError
 from hpcio.spec.options import Option, declared
-from hpcio.workloads import patterns
+from hpcio.workloads import patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
 
@@ -16,9 +16,23 @@ _REGISTERED: tuple[Workload, ...] = (
     patterns.Sfsw(), patterns.Sfmw(), patterns.Mfmw(), patterns.Sfmr(), patterns.Mfmr(),
     *storage.WORKLOADS,
     iozone.Iozone(),
+    python_files.PythonFiles(),
 )  # fmt: skip
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in _REGISTERED}
+
+
+def _check_flags() -> None:
+    """One command line takes every runnable workload's options: a flag must mean one field."""
+    fields: dict[str, str] = {}
+    for workload in _REGISTERED:
+        for opt in declared(workload.params):
+            for name in opt.names:
+                if fields.setdefault(name, opt.field) != opt.field:
+                    raise AssertionError(f"{name} declared for {fields[name]} and {opt.field}")
+
+
+_check_flags()
 
 
 def get(name: str, family: str | None = None) -> Workload:
@@ -44,6 +58,11 @@ def names(family: str | None = None) -> list[str]:
 
 def of_family(family: str) -> list[Workload]:
     return [w for w in _REGISTERED if w.family == family]
+
+
+def runnable() -> list[Workload]:
+    """The workloads `hpcio run --workload` runs from their params alone."""
+    return [w for w in _REGISTERED if w.runs_alone]
 
 
 def options(workloads: Iterable[Workload]) -> list[Option]:

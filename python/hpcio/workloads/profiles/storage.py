@@ -201,6 +201,7 @@ class ProfileWorkload(Mfmw):
     """A storage profile as a registered workload: a preset over the N-N patterns."""
 
     family = "profile"
+    runs_alone = False
     lower = {"buffers": "--in-flight", "data": "--size", "disk": "--size"}  # noqa: RUF012
 
     def __init__(self, profile: Profile) -> None:
