@@ -1,9 +1,7 @@
 import pytest
 from hpcio import _engine
-from hpcio.spec.model import RunSpec
-from hpcio.spec.target import TargetSpec
-from hpcio.workloads import patterns
-from hpcio.workloads.contract import Phase, RankInfo
+from hpcio.workloads.contract import Phase
+from specs import plan_of, run_spec
 
 QUANTILES = [0.5, 0.9, 0.99, 1.0]
 
@@ -13,7 +11,7 @@ def summary(hdr):
 
 
 def mfmw(size=1 << 20, transfer=64 << 10, ranks=1):
-    return RunSpec("mfmw", TargetSpec.from_url("file:///tmp/x"), ranks, size, transfer).validate()
+    return run_spec("mfmw", ranks=ranks, size_per_rank_bytes=size, transfer_bytes=transfer)
 
 
 def test_empty_histogram():
@@ -28,7 +26,7 @@ def test_garbage_is_not_a_histogram():
 
 @pytest.mark.parametrize("in_flight", [1, 4])
 def test_one_latency_per_transfer(engine_run, in_flight):
-    plan = patterns.get("mfmw").plan(mfmw(), Phase.WRITE, RankInfo(0, 1))
+    plan = plan_of(mfmw(), Phase.WRITE, 0)
     figures = engine_run(plan, in_flight=in_flight)
     s = summary(figures["latency_hdr"])
     assert s["count"] == 16
@@ -40,18 +38,16 @@ def test_one_latency_per_transfer(engine_run, in_flight):
 
 def test_read_back_with_verify_counts_reads(engine_run):
     run = mfmw(transfer=128 << 10)
-    engine_run(patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(0, 1)))
-    figures = engine_run(patterns.get("mfmw").plan(run, Phase.READ, RankInfo(0, 1)), verify=True)
+    engine_run(plan_of(run, Phase.WRITE, 0))
+    figures = engine_run(plan_of(run, Phase.READ, 0), verify=True)
     assert (figures["errors"], figures["first_errors"]) == (0, [])
     assert summary(figures["latency_hdr"])["count"] == 8
 
 
 def test_merging_two_executors(engine_run):
     run = mfmw(ranks=2)
-    a = engine_run(patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(0, 2)))["latency_hdr"]
-    b = engine_run(
-        patterns.get("mfmw").plan(mfmw(transfer=256 << 10, ranks=2), Phase.WRITE, RankInfo(1, 2))
-    )["latency_hdr"]
+    a = engine_run(plan_of(run, Phase.WRITE, 0))["latency_hdr"]
+    b = engine_run(plan_of(mfmw(transfer=256 << 10, ranks=2), Phase.WRITE, 1))["latency_hdr"]
     sa, sb = summary(a), summary(b)
     merged = summary(_engine.histogram_merge([a, b]))
     assert (sa["count"], sb["count"]) == (16, 4)
@@ -64,6 +60,6 @@ def test_merging_two_executors(engine_run):
 
 
 def test_merging_with_empty_changes_nothing(engine_run):
-    plan = patterns.get("mfmw").plan(mfmw(), Phase.WRITE, RankInfo(0, 1))
+    plan = plan_of(mfmw(), Phase.WRITE, 0)
     hdr = engine_run(plan)["latency_hdr"]
     assert summary(_engine.histogram_merge([hdr, _engine.histogram_merge([])])) == summary(hdr)

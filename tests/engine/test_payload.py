@@ -75,14 +75,12 @@ def test_non_contiguous_buffer_is_refused():
 
 
 def test_engine_writes_the_same_bytes(engine_run, target_dir):
-    from hpcio.spec.model import RunSpec
-    from hpcio.spec.target import TargetSpec
-    from hpcio.workloads import patterns
-    from hpcio.workloads.contract import Phase, RankInfo
+    from hpcio.workloads.contract import Phase
+    from specs import plan_of, run_spec
 
-    run = RunSpec("sfmw", TargetSpec.from_url("file:///tmp/x"), 2, 64 << 10, 16 << 10)
+    run = run_spec("sfmw", ranks=2, size_per_rank_bytes=64 << 10, transfer_bytes=16 << 10)
     for r in (0, 1):
-        engine_run(patterns.get("sfmw").plan(run, Phase.WRITE, RankInfo(r, 2)), seed=SEED)
+        engine_run(plan_of(run, Phase.WRITE, r), seed=SEED)
     data = np.fromfile(target_dir / "hpcio-shared.dat", np.uint8)
     assert len(data) == 128 << 10
     assert _engine.payload_check(data[: 64 << 10].copy(), SEED, 0, "hpcio-shared.dat", 0) is None

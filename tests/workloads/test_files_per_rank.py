@@ -1,29 +1,22 @@
 import numpy as np
 import pytest
 from hpcio.errors import SpecError
-from hpcio.spec.model import RunSpec
-from hpcio.spec.target import TargetSpec
-from hpcio.workloads import patterns
-from hpcio.workloads.contract import Op, Phase, RankInfo
+from hpcio.workloads import registry
+from hpcio.workloads.contract import Phase, RankInfo
+from hpcio.workloads.plans import Op
+from specs import plan_of, run_spec
 
 KiB, MiB = 1 << 10, 1 << 20
 
 
-def spec(**kw):
-    values = dict(
-        pattern="mfmw",
-        target=TargetSpec.from_url("file:///tmp/x"),
-        ranks=2,
-        size_per_rank_bytes=4 * MiB,
-        transfer_bytes=1 * MiB,
-        files_per_rank=2,
-    )
+def spec(pattern="mfmw", **kw):
+    values = dict(ranks=2, size_per_rank_bytes=4 * MiB, transfer_bytes=1 * MiB, files_per_rank=2)
     values.update(kw)
-    return RunSpec(**values).validate()  # fmt: skip
+    return run_spec(pattern, **values)
 
 
 def test_all_files_open_before_any_transfer_and_are_visited_round_robin():
-    plan = patterns.get("mfmw").plan(spec(fsync=True), Phase.WRITE, RankInfo(1, 2)).per_transfer()
+    plan = plan_of(spec(fsync=True), Phase.WRITE, RankInfo(1, 2)).per_transfer()
     keys = [plan.keys[i] for i in plan.key_index]
     assert (
         plan.ops.tolist() == [Op.OPEN_WRITE] * 2 + [Op.WRITE] * 4 + [Op.SYNC] * 2 + [Op.CLOSE] * 2
@@ -35,28 +28,26 @@ def test_all_files_open_before_any_transfer_and_are_visited_round_robin():
 
 
 def test_reorder_reads_the_other_ranks_files():
-    plan = patterns.get("mfmw").plan(spec(reorder=True), Phase.READ, RankInfo(0, 2)).per_transfer()
+    plan = plan_of(spec(reorder=True), Phase.READ, RankInfo(0, 2)).per_transfer()
     assert set(plan.keys) == {"hpcio-rank000001-file000000.dat", "hpcio-rank000001-file000001.dat"}
     assert np.all(plan.writers[plan.ops == Op.READ] == 1)
 
 
-def test_one_file_keeps_the_old_names_and_documents():
+def test_one_file_keeps_the_old_names():
     run = spec(files_per_rank=1)
-    assert patterns.get("mfmw").keys(run) == ["hpcio-rank000000.dat", "hpcio-rank000001.dat"]
-    assert "files_per_rank" not in run.to_dict()
-    assert spec().to_dict()["files_per_rank"] == 2
+    assert registry.get("mfmw").keys(run) == ["hpcio-rank000000.dat", "hpcio-rank000001.dat"]
+    assert run.to_dict()["params"]["files_per_rank"] == 1
+    assert spec().to_dict()["params"]["files_per_rank"] == 2
 
 
 def test_keys_cover_every_file_for_cleanup():
-    assert len(patterns.get("mfmr").keys(spec(pattern="mfmr", files_per_rank=4))) == 8
+    assert len(registry.get("mfmr").keys(spec("mfmr", files_per_rank=4))) == 8
 
 
 @pytest.mark.parametrize(
     ("kw", "message"),
     [
         (dict(files_per_rank=3), "does not split into 3 files of whole transfers"),
-        (dict(pattern="sfmw"), "--files-per-rank works with mfmw and mfmr, not sfmw"),
-        (dict(segments=2), "does not combine with --segments"),
         (dict(files_per_rank=0), "--files-per-rank must be at least 1"),
     ],
 )
@@ -65,9 +56,17 @@ def test_refusals(kw, message):
         spec(**kw)
 
 
+def test_only_files_of_a_rank_s_own_take_files_per_rank_and_only_shared_ones_segments():
+    """The params of the other patterns do not have the field, so it cannot be given to them
+    (the command line's message for trying: tests/test_no_harm.py)."""
+    assert registry.taking("files_per_rank", "pattern") == ["mfmw", "mfmr"]
+    assert registry.taking("segments", "pattern") == ["sfsw", "sfmw", "sfmr"]
+    assert not hasattr(spec("sfmw").params, "files_per_rank")
+
+
 def test_random_order_keeps_files_round_robin_and_visits_every_transfer_once():
     run = spec(random_offsets=True, files_per_rank=4, size_per_rank_bytes=4 * 8 * MiB)
-    plan = patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(0, 2)).per_transfer()
+    plan = plan_of(run, Phase.WRITE, RankInfo(0, 2)).per_transfer()
     moving = plan.ops == Op.WRITE
     files, offsets = plan.key_index[moving], plan.offsets[moving]
     pairs = list(zip(files.tolist(), offsets.tolist(), strict=True))

@@ -5,10 +5,13 @@ import pytest
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
-from hpcio.workloads import patterns
-from hpcio.workloads.contract import Op, Phase, RankInfo
-from hpcio.workloads.patterns.mfmw import rank_key
+from hpcio.workloads import registry
+from hpcio.workloads.contract import Phase
+from hpcio.workloads.patterns.common import file_bytes
+from hpcio.workloads.patterns.mfmw import file_size_bytes, rank_key
+from hpcio.workloads.plans import Op
 from hpcio.workloads.profiles import storage
+from specs import plan_of, run_spec
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 POSIX = TargetSpec.from_url("file:///tmp/x")
@@ -21,7 +24,7 @@ def profile_spec(name, ranks=2, size=64 * KiB * 2, target=POSIX, **more):
 
 
 def transfer_offsets(run, phase, rank=0):
-    plan = patterns.get(run.pattern).plan(run, phase, RankInfo(rank, run.ranks)).per_transfer()
+    plan = plan_of(run, phase, rank).per_transfer()
     moving = plan.ops == (Op.WRITE if phase is Phase.WRITE else Op.READ)
     return plan.offsets[moving], plan
 
@@ -61,30 +64,33 @@ def test_random_read_checks_the_writer_of_each_offset():
 
 
 @pytest.mark.parametrize(
-    ("name", "pattern", "transfer", "in_flight", "direct", "random"),
+    ("name", "phases", "transfer", "in_flight", "direct", "random"),
     [
-        ("streaming", "mfmw", MiB, 32, False, False),
-        ("max-latency", "mfmw", 4 * KiB, 1, False, True),
-        ("min-latency", "mfmw", 4 * KiB, 1, True, False),
-        ("random-throughput", "mfmw", 4 * KiB, 32, False, True),
-        ("small-wss", "mfmr", MiB, 32, True, False),
+        ("streaming", "write read", MiB, 32, False, False),
+        ("max-latency", "write read", 4 * KiB, 1, False, True),
+        ("min-latency", "write read", 4 * KiB, 1, True, False),
+        ("random-throughput", "write read", 4 * KiB, 32, False, True),
+        ("small-wss", "read", MiB, 32, True, False),
     ],
 )
-def test_profiles_as_runs(name, pattern, transfer, in_flight, direct, random):
+def test_profiles_as_runs(name, phases, transfer, in_flight, direct, random):
     run = profile_spec(name, ranks=4, size=8 * MiB)
-    assert (run.pattern, run.transfer_bytes, run.in_flight) == (pattern, transfer, in_flight)
-    assert (run.direct, run.random_offsets, run.profile) == (direct, random, name)
-    assert run.size_per_rank_bytes == 2 * MiB
+    p = run.params
+    assert run.workload == name
+    assert registry.get(name).phases(run) == tuple(Phase(w) for w in phases.split())
+    assert (p.transfer_bytes, p.in_flight) == (transfer, in_flight)
+    assert (run.direct, p.random_offsets) == (direct, random)
+    assert p.size_per_rank_bytes == 2 * MiB
 
 
 def test_default_sizes():
     streaming = profile_spec("streaming", ranks=4, size=None)
-    assert streaming.file_bytes == 16 * GiB  # twice the 8 GiB of RAM
+    assert file_bytes(streaming) == 16 * GiB  # twice the 8 GiB of RAM
     on_two = storage.profile_run(storage.get("streaming"), POSIX, ranks=4, size_bytes=None,
                              node_ram_bytes=8 * GiB, nodes=2)  # fmt: skip
-    assert on_two.file_bytes == 32 * GiB  # twice each node's RAM
-    assert profile_spec("small-wss", ranks=1, size=None).file_bytes == GiB
-    assert profile_spec("max-latency", ranks=1, size=None).file_bytes == GiB
+    assert file_bytes(on_two) == 32 * GiB  # twice each node's RAM
+    assert file_bytes(profile_spec("small-wss", ranks=1, size=None)) == GiB
+    assert file_bytes(profile_spec("max-latency", ranks=1, size=None)) == GiB
 
 
 S3 = TargetSpec.from_url("s3://bucket/prefix")
@@ -92,19 +98,19 @@ S3 = TargetSpec.from_url("s3://bucket/prefix")
 
 def test_a_rank_has_a_file_per_request_in_flight_as_fios_jobs_do():
     run = profile_spec("streaming", ranks=1, size=64 * MiB)
-    assert (run.files_per_rank, run.file_size_bytes) == (32, 2 * MiB)
+    assert (run.params.files_per_rank, file_size_bytes(run)) == (32, 2 * MiB)
     offsets, plan = transfer_offsets(run, Phase.WRITE)
     files = plan.key_index[plan.ops == Op.WRITE]
     # Round robin: the first 32 transfers (one per lane) go to 32 different files.
     assert len(set(files[:32].tolist())) == 32
     assert offsets[:32].tolist() == [0] * 32 and offsets[32:64].tolist() == [MiB] * 32
-    assert profile_spec("streaming", ranks=1, size=8 * MiB).files_per_rank == 8  # 1 MiB each
-    assert profile_spec("max-latency", ranks=1).files_per_rank == 1  # one in flight
+    assert profile_spec("streaming", ranks=1, size=8 * MiB).params.files_per_rank == 8  # 1 MiB
+    assert profile_spec("max-latency", ranks=1).params.files_per_rank == 1  # one in flight
 
 
 def test_on_object_stores_every_transfer_is_an_object_of_its_own():
     run = profile_spec("min-latency", ranks=2, size=2 * 16 * KiB, target=S3)
-    assert (run.files_per_rank, run.file_size_bytes) == (4, 4 * KiB)
+    assert (run.params.files_per_rank, file_size_bytes(run)) == (4, 4 * KiB)
     offsets, plan = transfer_offsets(run, Phase.WRITE, rank=1)
     assert offsets.tolist() == [0] * 4
     written = [plan.keys[k] for k in plan.key_index[plan.ops == Op.WRITE]]
@@ -122,13 +128,13 @@ def test_random_order_on_object_stores_visits_the_objects_in_random_order():
 
 
 def test_default_size_of_small_transfers_on_object_stores_is_64_mib():
-    assert profile_spec("max-latency", ranks=1, size=None, target=S3).file_bytes == 64 * MiB
-    assert profile_spec("small-wss", ranks=1, size=None, target=S3).file_bytes == GiB
+    assert file_bytes(profile_spec("max-latency", ranks=1, size=None, target=S3)) == 64 * MiB
+    assert file_bytes(profile_spec("small-wss", ranks=1, size=None, target=S3)) == GiB
 
 
 def test_size_splits_into_whole_transfers_per_rank():
     run = profile_spec("streaming", ranks=3, size=10 * MiB)
-    assert run.size_per_rank_bytes == 3 * MiB
+    assert run.params.size_per_rank_bytes == 3 * MiB
 
 
 def test_direct_forces_o_direct_on_posix_only():
@@ -156,22 +162,19 @@ def test_unknown_node_ram_needs_size():
         )
 
 
-def test_random_offsets_only_with_file_per_process():
-    with pytest.raises(SpecError, match="random offsets work with mfmw and mfmr, not sfmw"):
-        RunSpec(
-            pattern="sfmw", target=POSIX, ranks=2, size_per_rank_bytes=MiB,
-            transfer_bytes=MiB, random_offsets=True,
-        ).validate()  # fmt: skip
+def test_random_offsets_and_durations_only_with_files_of_a_rank_s_own():
+    """Other patterns' params do not have them (the command line's refusal: test_no_harm)."""
+    for field in ("random_offsets", "duration_s"):
+        assert registry.taking(field, "pattern") == ["mfmw", "mfmr"]
+        assert set(registry.taking(field, "profile")) == set(storage.PROFILES)
 
 
-def test_plain_runs_record_no_profile_fields():
-    plain = RunSpec(
-        pattern="mfmw", target=POSIX, ranks=1, size_per_rank_bytes=MiB, transfer_bytes=MiB
-    )
-    assert "profile" not in plain.to_dict()
-    assert "random_offsets" not in plain.to_dict()
-    assert "duration_s" not in plain.to_dict()
+def test_plain_runs_and_profiles_are_told_apart_by_workload():
+    plain = run_spec("mfmw", ranks=1, size_per_rank_bytes=MiB, transfer_bytes=MiB).to_dict()
+    assert plain["workload"] == "mfmw" and "profile" not in plain
+    assert (plain["params"]["random_offsets"], plain["params"]["duration_s"]) == (False, None)
     profiled = profile_spec("max-latency")
+    assert profiled.to_dict()["workload"] == "max-latency"
     assert RunSpec.from_dict(profiled.to_dict()) == profiled
 
 
@@ -188,23 +191,18 @@ def test_bad_durations_are_refused(name, target, duration, message):
 
 def test_duration_refuses_rewriting_an_object_in_parts():
     azure = TargetSpec.from_url("az://container/p")
-    assert profile_spec("max-latency", target=azure, duration_s=1.0).duration_s == 1.0
+    assert profile_spec("max-latency", target=azure, duration_s=1.0).params.duration_s == 1.0
     with pytest.raises(SpecError, match="azure object is written once"):
-        RunSpec(pattern="mfmw", target=azure, ranks=1, size_per_rank_bytes=2 * MiB,
-                transfer_bytes=MiB, duration_s=1.0).validate()  # fmt: skip
+        run_spec("mfmw", "az://container/p", size_per_rank_bytes=2 * MiB, transfer_bytes=MiB,
+                 duration_s=1.0)  # fmt: skip
 
 
 def test_duration_is_recorded_and_reads_alone_may_be_timed_on_object_stores():
     memory = TargetSpec.from_url("memory://")
     run = profile_spec("small-wss", ranks=1, size=2 * MiB, target=memory, duration_s=0.5)
-    assert run.to_dict()["duration_s"] == 0.5
-    with pytest.raises(SpecError, match="--duration works with mfmw and mfmr, not sfmw"):
-        RunSpec(
-            pattern="sfmw", target=POSIX, ranks=2, size_per_rank_bytes=MiB,
-            transfer_bytes=MiB, duration_s=1.0,
-        ).validate()  # fmt: skip
+    assert run.to_dict()["params"]["duration_s"] == 0.5
 
 
 def test_in_flight_overrides_the_profiles():
-    assert profile_spec("streaming", size=2 * MiB, in_flight=8).in_flight == 8
-    assert profile_spec("max-latency").in_flight == 1
+    assert profile_spec("streaming", size=2 * MiB, in_flight=8).params.in_flight == 8
+    assert profile_spec("max-latency").params.in_flight == 1
