@@ -5,24 +5,23 @@ import pytest
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
+from hpcio.workloads.patterns.common import block_bytes, file_bytes
 
 KiB, MiB = 1 << 10, 1 << 20
 
 
-def spec(**changes):
-    base = RunSpec(
-        pattern="sfmw",
-        target=TargetSpec.from_url("file:///tmp/x"),
-        ranks=4,
-        size_per_rank_bytes=MiB,
-        transfer_bytes=256 * KiB,
-    )
-    return dataclasses.replace(base, **changes)
+POSIX = TargetSpec.from_url("file:///tmp/x")
 
 
-def refused(**changes):
+def spec(pattern="sfmw", target=POSIX, **changes):
+    """An unvalidated run; `changes` are common settings and params by field name."""
+    settings = dict(ranks=4, size_per_rank_bytes=MiB, transfer_bytes=256 * KiB)
+    return RunSpec.build(pattern, target=target, **{**settings, **changes})
+
+
+def refused(pattern="sfmw", **changes):
     with pytest.raises(SpecError) as caught:
-        spec(**changes).validate()
+        spec(pattern, **changes).validate()
     message = str(caught.value)
     assert "\n" not in message
     return message
@@ -31,8 +30,8 @@ def refused(**changes):
 def test_valid_spec_validates_to_itself():
     run = spec(segments=2, transfer_bytes=128 * KiB)
     assert run.validate() is run
-    assert run.block_bytes == 512 * KiB
-    assert run.file_bytes == 4 * MiB
+    assert block_bytes(run) == 512 * KiB
+    assert file_bytes(run) == 4 * MiB
 
 
 def test_size_not_multiple_of_transfer():
@@ -57,18 +56,26 @@ def test_direct_needs_aligned_transfer():
     assert spec(direct=True).validate().direct
 
 
-def test_unknown_pattern_lists_the_known_ones():
-    assert refused(pattern="nn") == (
-        "unknown pattern 'nn'; choose one of sfsw, sfmw, mfmw, sfmr, mfmr"
+def test_unknown_workload_lists_the_known_ones():
+    with pytest.raises(SpecError) as caught:
+        spec("nn")
+    assert str(caught.value).startswith(
+        "unknown workload 'nn'; choose one of sfsw, sfmw, mfmw, sfmr, mfmr, streaming"
     )
+
+
+def test_params_of_another_workload_are_refused():
+    run = dataclasses.replace(spec("sfmr"), workload="mfmw")
+    with pytest.raises(SpecError, match="mfmw takes FilePerRankParams parameters"):
+        run.validate()
 
 
 @pytest.mark.parametrize("pattern", ["sfmr", "mfmr"])
 def test_reading_patterns_refuse_write_phase(pattern):
-    message = refused(pattern=pattern, phases=("write",))
+    message = refused(pattern, phases=("write",))
     assert message.startswith(f"{pattern} only reads")
     assert "--phases read" in message
-    assert spec(pattern=pattern, phases=("read",)).validate().phases == ("read",)
+    assert spec(pattern, phases=("read",)).validate().phases == ("read",)
 
 
 @pytest.mark.parametrize("phases", [(), ("wrte",), ("write", "verify")])
@@ -77,23 +84,25 @@ def test_unknown_phases(phases):
 
 
 @pytest.mark.parametrize(
-    ("field", "option"),
+    ("pattern", "field", "option"),
     [
-        ("ranks", "-n"),
-        ("size_per_rank_bytes", "--size-per-rank"),
-        ("transfer_bytes", "--transfer"),
-        ("segments", "--segments"),
-        ("iterations", "-i"),
-        ("gather_chunk_bytes", "--gather-chunk"),
-        ("in_flight", "--in-flight"),
+        ("sfmw", "ranks", "-n"),
+        ("sfmw", "size_per_rank_bytes", "--size-per-rank"),
+        ("sfmw", "transfer_bytes", "--transfer"),
+        ("sfmw", "segments", "--segments"),
+        ("sfmw", "iterations", "-i"),
+        ("sfsw", "gather_chunk_bytes", "--gather-chunk"),
+        ("sfmw", "in_flight", "--in-flight"),
+        ("mfmw", "files_per_rank", "--files-per-rank"),
     ],
 )
-def test_counts_must_be_positive(field, option):
-    assert refused(**{field: 0}) == f"{option} must be at least 1, got 0"
+def test_counts_must_be_positive(pattern, field, option):
+    assert refused(pattern, **{field: 0}) == f"{option} must be at least 1, got 0"
 
 
 def test_read_scope_must_be_known():
-    assert refused(read_scope="some") == "--read-scope must be 'all' or 'own', got 'some'"
+    message = refused("sfmr", read_scope="some")
+    assert message.startswith("--read-scope") and "all, own" in message and "'some'" in message
 
 
 def test_spec_errors_are_value_errors():
@@ -103,18 +112,28 @@ def test_spec_errors_are_value_errors():
 
 def test_to_dict_from_dict_round_trip():
     run = spec(
+        "sfmr",
         segments=2,
         iterations=3,
         fsync=True,
         verify=True,
         reorder=True,
         seed=9,
-        phases=("write", "read"),
+        phases=("read",),
         read_scope="own",
     )
     record = run.to_dict()
     assert record["target"] == {"url": "file:///tmp/x", "kind": "posix", "options": []}
-    assert record["size_per_rank_bytes"] == MiB
+    assert record["workload"] == "sfmr"
+    assert record["params"] == {
+        "size_per_rank_bytes": MiB,
+        "transfer_bytes": 256 * KiB,
+        "in_flight": 1,
+        "reorder": True,
+        "segments": 2,
+        "read_scope": "own",
+    }
+    assert "size_per_rank_bytes" not in record  # params are the workload's, not the run's
     assert RunSpec.from_dict(record) == run
     assert RunSpec.from_dict(json.loads(json.dumps(record))) == run
 

@@ -7,6 +7,7 @@ from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import load_suite
 from hpcio.spec.sweep import pending, point_key
 from hpcio.spec.tomlfile import key_lines
+from hpcio.workloads.patterns.common import file_bytes
 
 MiB = 1 << 20
 SUITES = Path(__file__).resolve().parents[2] / "suites"
@@ -59,14 +60,14 @@ def test_grid_crosses_every_axis_in_launch_order(write_suite):
     assert list(groups) == [(4, 2), (4, 4), (8, 2), (8, 4)]
     assert all(len(points) == 24 for points in groups.values())
     first = suite.points[0]
-    assert (first.pattern, first.ranks, first.ranks_per_node, first.iterations) == (
+    assert (first.workload, first.ranks, first.ranks_per_node, first.iterations) == (
         "sfmw",
         4,
         2,
         1,
     )
     assert first.target.url == "file:///scratch/a"
-    assert [p.size_per_rank_bytes for p in suite.points[:3]] == [MiB, 2 * MiB, 4 * MiB]
+    assert [p.params.size_per_rank_bytes for p in suite.points[:3]] == [MiB, 2 * MiB, 4 * MiB]
     assert len({point_key(p.to_dict()) for p in suite.points}) == len(suite.points)
 
 
@@ -83,20 +84,20 @@ def test_per_target_options_override_the_grid(write_suite):
     on_a = [p for p in suite.points if p.target.url.endswith("/a")]
     on_b = [p for p in suite.points if p.target.url.endswith("/b")]
     assert {p.fsync for p in on_a} == {True}
-    assert {p.transfer_bytes for p in on_a} == {MiB}
+    assert {p.params.transfer_bytes for p in on_a} == {MiB}
     assert {p.fsync for p in on_b} == {False}
-    assert {p.transfer_bytes for p in on_b} == {512 << 10}
+    assert {p.params.transfer_bytes for p in on_b} == {512 << 10}
 
 
 def test_scale_overrides_axes_and_keeps_the_rest(write_suite):
     suite = load_suite(write_suite(BASIC), scale="small")
     assert suite.scale == "small"
     assert {(p.ranks, p.ranks_per_node) for p in suite.points} == {(2, 1)}
-    assert {p.pattern for p in suite.points} == {"sfmw", "mfmw"}
+    assert {p.workload for p in suite.points} == {"sfmw", "mfmw"}
     assert {p.iterations for p in suite.points} == {1, 3}
     # A size below the transfer runs with transfer = size, as in `hpcio sweep`.
-    small = [p for p in suite.points if p.size_per_rank_bytes == 64 << 10]
-    assert small and {p.transfer_bytes for p in small} == {64 << 10}
+    small = [p for p in suite.points if p.params.size_per_rank_bytes == 64 << 10]
+    assert small and {p.params.transfer_bytes for p in small} == {64 << 10}
 
 
 def test_target_override_keeps_the_options_of_the_same_kind(write_suite):
@@ -117,15 +118,11 @@ def test_layout_makes_points_distinct_for_resume(write_suite):
 
 
 def test_plain_run_records_have_no_layout_and_still_resume():
-    run = RunSpec(
-        pattern="sfmw",
-        target=load_target(),
-        ranks=2,
-        size_per_rank_bytes=MiB,
-        transfer_bytes=MiB,
+    run = RunSpec.build(
+        "sfmw", target=load_target(), ranks=2, size_per_rank_bytes=MiB, transfer_bytes=MiB
     )
     record = run.to_dict()
-    assert "ranks_per_node" not in record
+    assert record["ranks_per_node"] is None
     assert pending([run], [record]) == []
     assert RunSpec.from_dict(record) == run
 
@@ -241,33 +238,33 @@ def test_key_lines_follow_tables_arrays_and_inline_tables():
 
 def test_shipped_suites_have_the_studies_shape():
     output = load_suite(SUITES / "output.toml")
-    assert {p.pattern for p in output.points} == {"sfmw", "mfmw"}
+    assert {p.workload for p in output.points} == {"sfmw", "mfmw"}
     assert {(p.ranks, p.ranks_per_node, p.iterations) for p in output.points} == {(20, 4, 100)}
-    sizes = sorted({p.size_per_rank_bytes for p in output.points})
+    sizes = sorted({p.params.size_per_rank_bytes for p in output.points})
     assert sizes == [MiB << k for k in range(11)]  # 1 MiB .. 1 GiB
     assert len(output.points) == 22
 
     inputs = load_suite(SUITES / "input.toml")
-    assert {(p.pattern, p.read_scope) for p in inputs.points} == {("sfmr", "all")}
-    files = sorted(p.file_bytes for p in inputs.points)
+    assert {(p.workload, p.params.read_scope) for p in inputs.points} == {("sfmr", "all")}
+    files = sorted(file_bytes(p) for p in inputs.points)
     assert files[0] == 20 * (64 << 10) and files[-1] == 20 * 64 * MiB and len(files) == 11
 
     nodes = load_suite(SUITES / "nodes.toml")
     assert {p.ranks for p in nodes.points} == {20}
     assert list(nodes.groups()) == [(20, 1), (20, 2), (20, 4)]
-    assert {p.size_per_rank_bytes for p in nodes.points} == {64 * MiB}
+    assert {p.params.size_per_rank_bytes for p in nodes.points} == {64 * MiB}
 
 
 @pytest.mark.parametrize("name", ["output", "input", "nodes"])
 def test_small_scale_keeps_the_shape(name):
     full = load_suite(SUITES / f"{name}.toml")
     small = load_suite(SUITES / f"{name}.toml", scale="small")
-    assert {p.pattern for p in small.points} == {p.pattern for p in full.points}
+    assert {p.workload for p in small.points} == {p.workload for p in full.points}
     assert len({p.ranks_per_node for p in small.points}) == len(
         {p.ranks_per_node for p in full.points}
     )
-    small_sizes = sorted({p.size_per_rank_bytes for p in small.points})
+    small_sizes = sorted({p.params.size_per_rank_bytes for p in small.points})
     assert all(b == 2 * a for a, b in itertools.pairwise(small_sizes))
     assert max(p.ranks for p in small.points) <= 4
     assert max(p.iterations for p in small.points) <= 2
-    assert sum(p.file_bytes for p in small.points) < sum(p.file_bytes for p in full.points) / 50
+    assert sum(file_bytes(p) for p in small.points) < sum(file_bytes(p) for p in full.points) / 50
