@@ -162,13 +162,11 @@ def test_summarize_two_iterations():
 
 
 def test_summarize_merges_latency_of_all_iterations(engine_run):
-    from hpcio.spec.model import RunSpec
-    from hpcio.spec.target import TargetSpec
-    from hpcio.workloads import patterns
-    from hpcio.workloads.contract import Phase, RankInfo
+    from hpcio.workloads.contract import Phase
+    from specs import plan_of, run_spec
 
-    run = RunSpec("mfmw", TargetSpec.from_url("file:///tmp/x"), 1, 256 << 10, 64 << 10)
-    plan = patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(0, 1))
+    run = run_spec("mfmw", size_per_rank_bytes=256 << 10, transfer_bytes=64 << 10)
+    plan = plan_of(run, Phase.WRITE)
     hdrs = [engine_run(plan)["latency_hdr"] for _ in range(2)]
     figures = [
         phase_figures("write", i, [rank(0, (0, 1), (1, 2), (2, 3), 256 << 10, hdr=h)])

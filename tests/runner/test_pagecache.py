@@ -1,22 +1,18 @@
-import dataclasses
-
 import pytest
-from hpcio.runner.pagecache import cache_record
-from hpcio.spec.model import RunSpec
-from hpcio.spec.target import TargetSpec
+from hpcio.runner import pagecache
+from hpcio.workloads import registry
+from specs import run_spec
 
 MiB, GiB = 1 << 20, 1 << 30
 
 
 def spec(pattern="mfmw", **changes):
-    base = RunSpec(
-        pattern=pattern,
-        target=TargetSpec.from_url("file:///tmp/x"),
-        ranks=8,
-        size_per_rank_bytes=64 * MiB,
-        transfer_bytes=MiB,
-    )
-    return dataclasses.replace(base, **changes).validate()
+    return run_spec(pattern, **{"ranks": 8, "size_per_rank_bytes": 64 * MiB,
+                                "transfer_bytes": MiB, **changes})  # fmt: skip
+
+
+def cache_record(run, **job):
+    return pagecache.cache_record(run, registry.get(run.workload), **job)
 
 
 def test_small_data_set_may_be_read_from_ram():

@@ -1,40 +1,31 @@
-import dataclasses
-
 import pytest
 from hpcio.errors import SpecError
 from hpcio.runner.resources import check_memory, check_space, disk_need, memory_need
-from hpcio.spec.model import RunSpec
-from hpcio.spec.target import TargetSpec
+from specs import run_spec
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 
-def spec(**changes):
-    base = RunSpec(
-        pattern="mfmw",
-        target=TargetSpec.from_url("file:///tmp/x"),
-        ranks=4,
-        size_per_rank_bytes=4 * MiB,
-        transfer_bytes=MiB,
-    )
-    return dataclasses.replace(base, **changes)
+def spec(workload="mfmw", **changes):
+    settings = {"ranks": 4, "size_per_rank_bytes": 4 * MiB, "transfer_bytes": MiB}
+    return run_spec(workload, **{**settings, **changes})
 
 
 def test_lanes_never_outnumber_transfers():
-    # --in-flight 100000 on a 1 MiB run: one transfer, so one buffer, not 100,000.
-    run = spec(size_per_rank_bytes=MiB, in_flight=100_000)
+    # --in-flight 4096 (the most) on a 1 MiB run: one transfer, so one buffer, not 4096.
+    run = spec(size_per_rank_bytes=MiB, in_flight=4096)
     assert memory_need(run, ranks_per_node=4).bytes == 4 * MiB
     assert memory_need(spec(in_flight=3), ranks_per_node=2).bytes == 2 * 3 * MiB
 
 
 def test_whole_file_readers_count_the_file_s_transfers():
-    run = spec(pattern="sfmr", in_flight=16)  # 16 MiB file, every rank reads all of it
+    run = spec("sfmr", in_flight=16)  # 16 MiB file, every rank reads all of it
     assert memory_need(run, ranks_per_node=4).bytes == 4 * 16 * MiB
-    assert memory_need(dataclasses.replace(run, read_scope="own"), 4).bytes == 4 * 4 * MiB
+    assert memory_need(spec("sfmr", in_flight=16, read_scope="own"), 4).bytes == 4 * 4 * MiB
 
 
 def test_master_io_holds_gather_chunks():
-    run = spec(pattern="sfsw", size_per_rank_bytes=64 * MiB, gather_chunk_bytes=8 * MiB,
+    run = spec("sfsw", size_per_rank_bytes=64 * MiB, gather_chunk_bytes=8 * MiB,
                in_flight=4)  # fmt: skip
     # The collector: 4 lanes of 1 MiB and two 8 MiB chunks; three other ranks: a chunk each.
     assert memory_need(run, ranks_per_node=4).bytes == 4 * MiB + 2 * 8 * MiB + 3 * 8 * MiB
@@ -57,7 +48,7 @@ def test_disk_need_of_writers_readers_and_rewrites(tmp_path):
     directory = str(tmp_path)
     assert disk_need(spec(), directory) == 16 * MiB
     assert disk_need(spec(iterations=5, keep=True), directory) == 16 * MiB  # same files again
-    assert disk_need(spec(pattern="mfmr"), directory) == 16 * MiB  # laid out first
+    assert disk_need(spec("mfmr"), directory) == 16 * MiB  # laid out first
     assert disk_need(spec(phases=("read",)), directory) == 0
     assert disk_need(spec(duration_s=5.0), directory) == 16 * MiB
     (tmp_path / "hpcio-rank000000.dat").write_bytes(bytes(4 * MiB))
@@ -65,15 +56,15 @@ def test_disk_need_of_writers_readers_and_rewrites(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("profile", "lower"),
+    ("workload", "lower"),
     [
-        (None, "--size-per-rank or -n"),
+        ("mfmw", "--size-per-rank or -n"),
         ("streaming", "--size"),
-        ("iozone:write", "--file-sizes or -n"),
+        ("iozone", "--file-sizes or -n"),
     ],
 )
-def test_space_refusal_names_the_command_s_own_option(tmp_path, profile, lower):
-    run = spec(profile=profile, size_per_rank_bytes=1 << 50, transfer_bytes=1 << 20)
+def test_space_refusal_names_the_command_s_own_option(tmp_path, workload, lower):
+    run = spec(workload, size_per_rank_bytes=1 << 50, transfer_bytes=1 << 20)
     with pytest.raises(SpecError) as refused:
         check_space(run, str(tmp_path))
     assert f"free there: lower {lower}, or give --no-space-check" in str(refused.value)
