@@ -67,10 +67,15 @@ def drop_field(*keys):
         ),
         (set_field("hosts", value=["vm", 7]), "hosts[1] is 7, not a string"),
         (
-            set_field("run", "size_per_rank_bytes", value="1MiB"),
-            "run.size_per_rank_bytes is '1MiB', not a whole number",
+            set_field("run", "ranks", value="2"),
+            "run.ranks is '2', not a whole number",
         ),
-        (drop_field("run", "pattern"), "run.pattern is missing"),
+        (
+            set_field("run", "params", "size_per_rank_bytes", value="1MiB"),
+            "run.params.size_per_rank_bytes is '1MiB', not a whole number",
+        ),
+        (drop_field("run", "workload"), "run.workload is missing"),
+        (set_field("run", "params", value=[]), "run.params is [], not an object"),
         (
             set_field("run", "target", value="file:///tmp"),
             "run.target.url is missing or not a string",

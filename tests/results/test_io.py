@@ -32,12 +32,12 @@ def record(results):
 
 
 def test_document_identity(record):
-    assert record["schema_version"] == SCHEMA_VERSION == 1
+    assert record["schema_version"] == SCHEMA_VERSION == 2
     assert record["kind"] == "hpcio.result"
     assert (record["ranks"], record["nodes"], record["ranks_per_node"]) == (1, 1, 1)
-    assert record["run"]["pattern"] == "mfmw"
-    assert record["run"]["size_per_rank_bytes"] == MiB
-    assert record["run"]["transfer_bytes"] == 256 << 10
+    assert record["run"]["workload"] == "mfmw"
+    assert record["run"]["params"]["size_per_rank_bytes"] == MiB
+    assert record["run"]["params"]["transfer_bytes"] == 256 << 10
     assert record["run"]["target"]["kind"] == "posix"
 
 
@@ -128,8 +128,11 @@ def test_broken_line_inside_the_file_is_an_error(results, tmp_path):
 
 def test_other_schema_version_is_refused(record, tmp_path):
     path = tmp_path / "future.jsonl"
-    path.write_text(json.dumps(dict(record, schema_version=2)) + "\n")
-    with pytest.raises(ResultsError, match=f"^{re.escape(str(path))}:1: schema version 2"):
+    path.write_text(json.dumps(dict(record, schema_version=3)) + "\n")
+    with pytest.raises(
+        ResultsError,
+        match=f"^{re.escape(str(path))}:1: schema version 3 \\(this hpcio reads 1, 2\\)$",
+    ):
         results_io.read(path)
 
 
