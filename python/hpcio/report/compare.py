@@ -44,13 +44,13 @@ REPEATED = (
 ONLY_A = "only in A"
 ONLY_B = "only in B"
 NOTHING_MATCHED = (
-    "no point is in both files: points match on pattern, phase and every spec field; "
+    "no point is in both files: points match on workload, phase and every spec field; "
     "--ignore FIELDS (e.g. target) leaves fields out"
 )
 
 #: Fields with a column of their own; any other field that differs between points is
 #: described in the "Other" column.
-_COLUMN_FIELDS = ("pattern", "target", "ranks", "size_per_rank_bytes", "transfer_bytes")
+_COLUMN_FIELDS = ("workload", "target", "ranks", "size_per_rank_bytes", "transfer_bytes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,14 +196,14 @@ def compare(
     ]
     # Patterns and phases in the order the files hold them; numbers ascending within.
     pattern_order = {
-        name: i for i, name in enumerate(dict.fromkeys(p.spec["pattern"] for p in points))
+        name: i for i, name in enumerate(dict.fromkeys(p.spec["workload"] for p in points))
     }
     phase_order = {name: i for i, name in enumerate(dict.fromkeys(p.phase for p in points))}
 
     def order(point: ComparedPoint) -> tuple[Any, ...]:
         spec = point.spec
         return (
-            pattern_order[spec["pattern"]],
+            pattern_order[spec["workload"]],
             phase_order[point.phase],
             spec["target"],
             spec["ranks"],
@@ -284,7 +284,7 @@ def tables(comparison: Comparison) -> list[tuple[str, list[ComparedPoint]]]:
     """Points grouped by (pattern, phase), titled 'sfmw write', in order of appearance."""
     groups: dict[str, list[ComparedPoint]] = {}
     for point in comparison.points:
-        groups.setdefault(f"{point.spec['pattern']} {point.phase}", []).append(point)
+        groups.setdefault(f"{point.spec['workload']} {point.phase}", []).append(point)
     return list(groups.items())
 
 
@@ -354,7 +354,7 @@ def _as_json(comparison: Comparison) -> dict[str, Any]:
         "counts": comparison.counts(),
         "points": [
             {
-                "pattern": p.spec["pattern"],
+                "workload": p.spec["workload"],
                 "phase": p.phase,
                 "a": side(p.a),
                 "b": side(p.b),

@@ -16,7 +16,6 @@ from hpcio.results.schema import ResultDocument
 _RUN_FIELDS: dict[str, type] = {
     "workload": str,
     "ranks": int,
-    "params": dict,
 }
 
 
@@ -38,11 +37,25 @@ def check_record(record: dict[str, Any]) -> None:
         if name not in run:
             raise DocumentError(f"run.{name} is missing")
         _check(run[name], kind, f"run.{name}")
+    _check_params(run)
     target = run.get("target")
     if not isinstance(target, dict) or not isinstance(target.get("url"), str):
         raise DocumentError("run.target.url is missing or not a string")
     for index, phase in enumerate(record["phases"]):
         _check_histogram(phase["latency_hdr_b64"], f"phases[{index}].latency_hdr_b64")
+
+
+def _check_params(run: dict[str, Any]) -> None:
+    """`run.params` against its workload's params dataclass; a workload this hpcio does not
+    know (a newer one's) only needs an object there."""
+    from hpcio.workloads import registry
+
+    params = run.get("params")
+    if not isinstance(params, dict):
+        raise DocumentError(f"run.params is {_shown(params)}, not an object")
+    workload = registry.WORKLOADS.get(run["workload"])
+    if workload is not None:
+        _check(params, workload.params, "run.params")
 
 
 def _check_histogram(encoded: str, where: str) -> None:

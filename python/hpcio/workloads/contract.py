@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hpcio import _engine
 from hpcio.errors import SpecError
+from hpcio.spec.options import declared
 from hpcio.units import format_bytes
 from hpcio.workloads.plans import Plan
 
@@ -202,6 +203,12 @@ class Workload:
         writes = run.phases is not None and Phase.WRITE.value in run.phases
         if writes and Phase.WRITE not in self.own_phases:
             raise SpecError(f"{self.name} only reads; use --phases read")
+        # Each param as its option's kind reads it: a spec built in code, or rebuilt from a
+        # document, is held to what the command line and suites accept.
+        for opt in declared(self.params):
+            value = getattr(run.params, opt.field)
+            if value is not None:
+                opt.read(value)
 
     def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
         """What this rank does in `phase` (built before the phase barrier, so untimed)."""
