@@ -1,4 +1,5 @@
-//! run_plan: execute a plan with a bounded number of transfers in flight, recording figures.
+//! The Executor: runs one rank's plans with a bounded number of transfers in flight (one lane
+//! per transfer in flight, each with its own buffer) and records what they did in `Figures`.
 //!
 //! An `Executor` lives for one phase of one rank. Open handles survive between `run` calls,
 //! so a phase can be fed in chunks (collect-and-write) and still open and close once.
@@ -7,97 +8,16 @@ use crate::batch::{Batch, Transfer};
 use crate::buffer::AlignedBuf;
 use crate::cancel;
 use crate::clock::now_ns;
-use crate::histogram::{new_histogram, record};
+use crate::figures::Figures;
 use crate::lanes::{Lanes, Search};
 use crate::payload::{key_hash, stream_of, Held, Mismatch, Payload};
 use crate::plan::{Op, Plan, Row};
 use crate::requests::Snapshot;
 use crate::target::{Handle, Mode, Receipt, Target, Upload, WriteHint};
-use crate::series::LatencySeries;
-use crate::timeline::Timeline;
 use bytes::{Bytes, BytesMut};
-use hdrhistogram::Histogram;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-const KEPT_ERRORS: usize = 5;
-
-/// Earliest start, latest end (ns since t0) and summed busy time of one kind of operation.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Span {
-    pub start_ns: Option<u64>,
-    pub end_ns: Option<u64>,
-}
-
-impl Span {
-    fn add(&mut self, start: u64, end: u64) {
-        self.start_ns = Some(self.start_ns.map_or(start, |s| s.min(start)));
-        self.end_ns = Some(self.end_ns.map_or(end, |e| e.max(end)));
-    }
-
-    fn merge(&mut self, other: &Span) {
-        if let (Some(s), Some(e)) = (other.start_ns, other.end_ns) {
-            self.add(s, e);
-        }
-    }
-}
-
-pub struct Figures {
-    pub open: Span,
-    pub transfer: Span,
-    pub close: Span,
-    pub bytes: u64,
-    pub ops: u64,
-    pub errors: u64,
-    pub first_errors: Vec<String>,
-    pub latency: Histogram<u64>,
-    pub timeline: Timeline,
-    pub latency_series: LatencySeries,
-}
-
-impl Default for Figures {
-    fn default() -> Self {
-        Self {
-            open: Span::default(),
-            transfer: Span::default(),
-            close: Span::default(),
-            bytes: 0,
-            ops: 0,
-            errors: 0,
-            first_errors: Vec::new(),
-            latency: new_histogram(),
-            timeline: Timeline::default(),
-            latency_series: LatencySeries::default(),
-        }
-    }
-}
-
-impl Figures {
-    fn error(&mut self, message: String) {
-        self.errors += 1;
-        if self.first_errors.len() < KEPT_ERRORS {
-            self.first_errors.push(message);
-        }
-    }
-
-    fn merge(&mut self, other: Figures) {
-        self.open.merge(&other.open);
-        self.transfer.merge(&other.transfer);
-        self.close.merge(&other.close);
-        self.bytes += other.bytes;
-        self.ops += other.ops;
-        self.errors += other.errors;
-        for message in other.first_errors {
-            if self.first_errors.len() < KEPT_ERRORS {
-                self.first_errors.push(message);
-            }
-        }
-        self.latency.add(&other.latency).expect("histograms share bounds");
-        self.timeline.merge(&other.timeline);
-        self.latency_series.merge(other.latency_series);
-    }
-}
 
 /// Where the bytes of transfers come from or go to.
 pub enum Data<'a> {
@@ -126,7 +46,7 @@ pub struct Executor {
     bodies: Mutex<Vec<Body>>,
     failed: bool,
     requests_at_start: Snapshot,
-    pub figures: Figures,
+    figures: Figures,
 }
 
 struct Shared<'a> {
@@ -225,6 +145,16 @@ impl Executor {
         self.target.counters().snapshot().since(&self.requests_at_start)
     }
 
+    /// Everything run so far, with the requests the target issued since `start`.
+    pub fn figures(&self) -> Figures {
+        Figures { requests: self.requests(), ..self.figures.clone() }
+    }
+
+    /// Whether an error is in the figures (cheaper than cloning them to look).
+    pub fn errors(&self) -> u64 {
+        self.figures.errors
+    }
+
     /// The next open of `key` for writing will be followed by `writes` writes of `part_bytes`.
     pub fn expect(&mut self, key: &str, writes: u64, part_bytes: u64) {
         self.expected.insert(key.to_string(), WriteHint { writes, part_bytes });
@@ -234,7 +164,7 @@ impl Executor {
     pub fn begin_shared(&mut self, key: &str, part_bytes: u64) -> Result<String, String> {
         let start = now_ns();
         let outcome = self.target.begin_shared(key);
-        self.figures.open.add(self.since_t0(start), self.since_t0(now_ns()));
+        self.figures.opened(self.since_t0(start), self.since_t0(now_ns()));
         let id = outcome.map_err(|e| self.fail(format!("start shared upload {key}: {e}")))?;
         self.join_shared(key, &id, part_bytes);
         Ok(id)
@@ -256,7 +186,7 @@ impl Executor {
     pub fn finish_shared(&mut self, key: &str, id: &str, receipts: Vec<Receipt>) -> Result<(), String> {
         let start = now_ns();
         let outcome = self.target.finish_shared(key, id, receipts);
-        self.figures.close.add(self.since_t0(start), self.since_t0(now_ns()));
+        self.figures.closed(self.since_t0(start), self.since_t0(now_ns()));
         outcome.map_err(|e| self.fail(format!("complete shared upload {key}: {e}")))
     }
 
@@ -351,8 +281,8 @@ impl Executor {
         let end = now_ns();
         let (s, e) = (self.since_t0(start), self.since_t0(end));
         match row.op {
-            Op::OpenWrite | Op::OpenRead => self.figures.open.add(s, e),
-            _ => self.figures.close.add(s, e),
+            Op::OpenWrite | Op::OpenRead => self.figures.opened(s, e),
+            _ => self.figures.closed(s, e),
         }
         if let Err(e) = outcome {
             self.figures.error(format!("{:?} {key}: {e}", row.op).to_lowercase());
@@ -573,13 +503,8 @@ fn worker(
         };
         match result {
             Ok(t) => {
-                let end = t.end_ns.saturating_sub(s.t0_ns);
-                figures.transfer.add(t.start_ns.saturating_sub(s.t0_ns), end);
-                record(&mut figures.latency, t.latency_ns);
-                figures.bytes += row.length;
-                figures.ops += 1;
-                figures.timeline.add(end, row.length);
-                figures.latency_series.add(end, t.latency_ns);
+                let (start, end) = (t.start_ns.saturating_sub(s.t0_ns), t.end_ns.saturating_sub(s.t0_ns));
+                figures.transferred(start, end, t.latency_ns, row.length);
             }
             Err(Failure::Mismatch(message)) => figures.error(message),
             Err(Failure::Io(e)) => {

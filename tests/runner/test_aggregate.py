@@ -169,7 +169,7 @@ def test_summarize_merges_latency_of_all_iterations(engine_run):
 
     run = RunSpec("mfmw", TargetSpec.from_url("file:///tmp/x"), 1, 256 << 10, 64 << 10)
     plan = patterns.get("mfmw").plan(run, Phase.WRITE, RankInfo(0, 1))
-    hdrs = [engine_run(plan)["latency_hdr"] for _ in range(2)]
+    hdrs = [engine_run(plan).latency_hdr for _ in range(2)]
     figures = [
         phase_figures("write", i, [rank(0, (0, 1), (1, 2), (2, 3), 256 << 10, hdr=h)])
         for i, h in enumerate(hdrs)

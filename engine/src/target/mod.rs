@@ -10,6 +10,7 @@ use crate::requests::Counters;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::io;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,6 +146,10 @@ pub struct OpenOptions {
     pub in_flight: usize,
     /// Store configuration (object_store keys) and hpcio's retry settings.
     pub store: BTreeMap<String, String>,
+    /// Where multipart uploads in progress are journaled (journal.rs); None: not journaled.
+    pub journal_dir: Option<PathBuf>,
+    /// The run whose uploads these are, so its launcher aborts only its own after a failure.
+    pub job: String,
 }
 
 /// Scheme table: one entry per target kind.
