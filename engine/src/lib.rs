@@ -58,7 +58,10 @@ impl PyTarget {
     /// sizes an object target's I/O runtime; multipart uploads in progress are journaled in
     /// `journal_dir` under `job` (runner/journal.py), not at all without it.
     #[new]
-    #[pyo3(signature = (url, *, direct = false, in_flight = 1, options = BTreeMap::new(), journal_dir = None, job = String::new()))]
+    #[pyo3(
+        signature = (url, *, direct = false, in_flight = 1, options = BTreeMap::new(), journal_dir = None, job = String::new()),
+        text_signature = "(url, *, direct=False, in_flight=1, options={}, journal_dir=None, job='')"
+    )]
     fn new(
         url: &str,
         direct: bool,
