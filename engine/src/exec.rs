@@ -598,7 +598,151 @@ fn read_in_pieces(s: &Shared, handle: &Handle, stream: u64, row: &Transfer, key:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::payload::stream_id;
     use crate::plan::Columns;
+    use crate::target::conformance::TempDir;
+    use crate::target::{open_target, OpenOptions};
+    use std::sync::MutexGuard;
+
+    const FILES: u32 = 3;
+    const BLOCKS: u64 = 8;
+    const BLOCK: u64 = 16 << 10;
+
+    fn serial() -> MutexGuard<'static, ()> {
+        cancel::TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn keys() -> Vec<String> {
+        (0..FILES).map(|i| format!("f{i}")).collect()
+    }
+
+    /// Open every file, BLOCKS transfers of each (the files take turns), close every file.
+    fn plan<'k>(keys: &'k [String], open: Op, transfer: Op) -> Plan<'k> {
+        let row = |op, key, count, length| Row { op, key, offset: 0, length, count, stride: BLOCK, writer: 0 };
+        let mut rows: Vec<Row> = (0..FILES).map(|k| row(open, k, 1, 0)).collect();
+        rows.extend((0..FILES).map(|k| row(transfer, k, BLOCKS, BLOCK)));
+        rows.extend((0..FILES).map(|k| row(Op::Close, k, 1, 0)));
+        Plan { rows, keys, shuffle: None }
+    }
+
+    fn target(url: &str) -> Arc<dyn Target> {
+        open_target(url, &OpenOptions { in_flight: 4, ..OpenOptions::default() }).unwrap()
+    }
+
+    fn run(target: &Arc<dyn Target>, plan: &Plan, in_flight: usize, verify: bool, until: Option<u64>) -> Figures {
+        let mut executor = Executor::new(target.clone(), 5, now_ns(), in_flight, verify, false);
+        executor.run(plan, Data::Payload, until);
+        executor.figures()
+    }
+
+    fn write_then_verified_read(url: &str) {
+        let _serial = serial();
+        let target = target(url);
+        let keys = keys();
+        let all = u64::from(FILES) * BLOCKS * BLOCK;
+        for in_flight in [1, 4] {
+            let written = run(&target, &plan(&keys, Op::OpenWrite, Op::Write), in_flight, false, None);
+            assert_eq!((written.errors, written.bytes, written.ops), (0, all, u64::from(FILES) * BLOCKS), "{:?}", written.first_errors);
+            assert!(written.open.pair().is_some() && written.close.pair().is_some());
+            assert_eq!(written.latency.len(), written.ops);
+            let read = run(&target, &plan(&keys, Op::OpenRead, Op::Read), in_flight, true, None);
+            assert_eq!((read.errors, read.bytes), (0, all), "{:?}", read.first_errors);
+            assert_eq!(read.timeline.buckets.iter().sum::<u64>(), all);
+        }
+    }
+
+    #[test]
+    fn a_plan_writes_then_reads_back_verified_on_posix() {
+        let dir = TempDir::new("exec-posix");
+        write_then_verified_read(&dir.url());
+        // What the plan wrote is the payload, byte for byte.
+        let data = std::fs::read(dir.0.join("f1")).unwrap();
+        assert_eq!(data.len() as u64, BLOCKS * BLOCK);
+        assert!(Payload::new(5).check(stream_id(0, "f1"), 0, &data).is_none());
+    }
+
+    #[test]
+    fn a_plan_writes_then_reads_back_verified_on_memory() {
+        write_then_verified_read("memory://exec");
+    }
+
+    #[test]
+    fn a_changed_byte_fails_verification_and_says_where() {
+        let _serial = serial();
+        let dir = TempDir::new("exec-flip");
+        let target = target(&dir.url());
+        let keys = keys();
+        run(&target, &plan(&keys, Op::OpenWrite, Op::Write), 1, false, None);
+        let path = dir.0.join("f2");
+        let mut data = std::fs::read(&path).unwrap();
+        data[40_000] ^= 0xff;
+        std::fs::write(&path, data).unwrap();
+        let read = run(&target, &plan(&keys, Op::OpenRead, Op::Read), 1, true, None);
+        assert_eq!(read.errors, 1);
+        assert!(read.first_errors[0].starts_with("verify failed: f2 offset 40000"), "{:?}", read.first_errors);
+    }
+
+    #[test]
+    fn reading_a_missing_key_is_an_error_in_the_figures() {
+        let _serial = serial();
+        for url in [TempDir::new("exec-missing").url(), "memory://missing".to_string()] {
+            let target = target(&url);
+            let keys = keys();
+            let read = run(&target, &plan(&keys, Op::OpenRead, Op::Read), 2, true, None);
+            assert!(read.errors >= 1, "{url}");
+            assert!(read.first_errors[0].contains("f0"), "{url}: {:?}", read.first_errors);
+            assert_eq!(read.bytes, 0, "{url}");
+        }
+    }
+
+    #[test]
+    fn until_goes_round_the_transfers_again_and_closes_once() {
+        let _serial = serial();
+        let dir = TempDir::new("exec-until");
+        let target = target(&dir.url());
+        let keys = keys();
+        let until = now_ns() + 50_000_000;
+        let written = run(&target, &plan(&keys, Op::OpenWrite, Op::Write), 2, false, Some(until));
+        assert_eq!(written.errors, 0);
+        assert!(written.ops > 2 * u64::from(FILES) * BLOCKS, "went round more than twice: {}", written.ops);
+        assert_eq!(written.bytes, written.ops * BLOCK);
+        assert_eq!(written.requests.by_kind[crate::requests::Kind::Close as usize], u64::from(FILES));
+        for key in &keys {
+            assert_eq!(std::fs::metadata(dir.0.join(key)).unwrap().len(), BLOCKS * BLOCK, "no write past the plan");
+        }
+    }
+
+    #[test]
+    fn cancel_stops_a_run_before_its_next_transfer() {
+        let _serial = serial();
+        let dir = TempDir::new("exec-cancel");
+        let target = target(&dir.url());
+        let keys = keys();
+        let hour = now_ns() + 3_600_000_000_000;
+        let mut executor = Executor::new(target.clone(), 5, now_ns(), 2, false, false);
+        let stopped = std::thread::scope(|scope| {
+            let running = scope.spawn(|| {
+                executor.run(&plan(&keys, Op::OpenWrite, Op::Write), Data::Payload, Some(hour));
+            });
+            while std::fs::metadata(dir.0.join("f0")).map_or(0, |m| m.len()) == 0 {
+                std::thread::yield_now();
+            }
+            cancel::set(true);
+            running.join()
+        });
+        cancel::set(false);
+        stopped.unwrap();
+        let figures = executor.figures();
+        assert_eq!(figures.errors, 0);
+        assert!(figures.ops >= 1);
+        assert!(figures.transfer.end_ns.unwrap() < 3_600_000_000_000);
+        // Still cancelled, a run does nothing at all; cleared, it runs again.
+        cancel::set(true);
+        let none = run(&target, &plan(&keys, Op::OpenWrite, Op::Write), 2, false, None);
+        cancel::set(false);
+        assert_eq!((none.ops, none.open.pair()), (0, None));
+        assert_eq!(run(&target, &plan(&keys, Op::OpenWrite, Op::Write), 2, false, None).errors, 0);
+    }
 
     #[test]
     fn write_hints_and_operations_count_every_transfer_of_a_run() {
