@@ -231,14 +231,15 @@ impl PyFigures {
 
     fn __repr__(&self) -> String {
         let f = &self.inner;
+        let span = |s: &figures::Span| s.pair().map_or("None".to_string(), |(a, b)| format!("({a}, {b})"));
         format!(
-            "Figures(bytes={}, ops={}, errors={}, open_ns={:?}, transfer_ns={:?}, close_ns={:?})",
+            "Figures(bytes={}, ops={}, errors={}, open_ns={}, transfer_ns={}, close_ns={})",
             f.bytes,
             f.ops,
             f.errors,
-            f.open.pair(),
-            f.transfer.pair(),
-            f.close.pair()
+            span(&f.open),
+            span(&f.transfer),
+            span(&f.close)
         )
     }
 }
