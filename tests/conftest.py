@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 import servers
@@ -152,15 +152,15 @@ def private_mounts() -> None:
 
 
 @pytest.fixture
-def engine_run(target_dir: Path) -> Callable[..., dict]:
+def engine_run(target_dir: Path) -> Callable[..., Any]:
     """engine_run(plan, seed=1, verify=False, in_flight=1, seconds=None) runs `plan` on
     `target_dir` through one engine Executor (as runner/phase.py does; `seconds`: time-based)
-    and returns its figures dict."""
+    and returns its _engine.Figures."""
     from hpcio import _engine
 
     target = _engine.Target(url(target_dir))
 
-    def run(plan, *, seed=1, verify=False, in_flight=1, seconds: float | None = None) -> dict:
+    def run(plan, *, seed=1, verify=False, in_flight=1, seconds: float | None = None):
         t0_ns = _engine.clock_ns()
         executor = _engine.Executor(
             target, seed=seed, t0_ns=t0_ns, in_flight=in_flight, verify=verify

@@ -15,12 +15,18 @@ pub fn requested() -> bool {
     CANCELLED.load(Ordering::Relaxed)
 }
 
+/// Held by every test that sets the flag or runs a plan: the flag is process-wide and tests
+/// run in parallel threads.
+#[cfg(test)]
+pub static TEST_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_flag_is_set_and_cleared() {
+        let _serial = TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         set(true);
         assert!(requested());
         set(false);

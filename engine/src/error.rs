@@ -1,6 +1,9 @@
-//! Engine failures -> Python exceptions, one-to-one.
+//! The Python exceptions of calls that cannot go on: a malformed argument, a target that
+//! cannot be used, an Executor in use. Storage failures while a plan runs are not raised:
+//! they go into the figures (errors, first_errors), so every rank finishes its phase and the
+//! runner reports each rank's failure.
 
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::PyErr;
 
 /// A target that cannot be used as asked (missing, read-only, direct I/O refused, ...).
@@ -17,4 +20,9 @@ pub fn invalid(message: impl Into<String>) -> PyErr {
 /// The failure alone (errno and reason), for a caller that names the target itself.
 pub fn reason(e: &std::io::Error) -> PyErr {
     PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string()))
+}
+
+/// A call on an Executor that a plan is still using (in the background or another thread).
+pub fn busy(why: impl Into<String>) -> PyErr {
+    PyRuntimeError::new_err(format!("Executor is busy: {}", why.into()))
 }

@@ -1,4 +1,5 @@
-//! run_plan: execute a plan with a bounded number of transfers in flight, recording figures.
+//! The Executor: runs one rank's plans with a bounded number of transfers in flight (one lane
+//! per transfer in flight, each with its own buffer) and records what they did in `Figures`.
 //!
 //! An `Executor` lives for one phase of one rank. Open handles survive between `run` calls,
 //! so a phase can be fed in chunks (collect-and-write) and still open and close once.
@@ -7,97 +8,16 @@ use crate::batch::{Batch, Transfer};
 use crate::buffer::AlignedBuf;
 use crate::cancel;
 use crate::clock::now_ns;
-use crate::histogram::{new_histogram, record};
+use crate::figures::Figures;
 use crate::lanes::{Lanes, Search};
 use crate::payload::{key_hash, stream_of, Held, Mismatch, Payload};
 use crate::plan::{Op, Plan, Row};
 use crate::requests::Snapshot;
 use crate::target::{Handle, Mode, Receipt, Target, Upload, WriteHint};
-use crate::series::LatencySeries;
-use crate::timeline::Timeline;
 use bytes::{Bytes, BytesMut};
-use hdrhistogram::Histogram;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-const KEPT_ERRORS: usize = 5;
-
-/// Earliest start, latest end (ns since t0) and summed busy time of one kind of operation.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Span {
-    pub start_ns: Option<u64>,
-    pub end_ns: Option<u64>,
-}
-
-impl Span {
-    fn add(&mut self, start: u64, end: u64) {
-        self.start_ns = Some(self.start_ns.map_or(start, |s| s.min(start)));
-        self.end_ns = Some(self.end_ns.map_or(end, |e| e.max(end)));
-    }
-
-    fn merge(&mut self, other: &Span) {
-        if let (Some(s), Some(e)) = (other.start_ns, other.end_ns) {
-            self.add(s, e);
-        }
-    }
-}
-
-pub struct Figures {
-    pub open: Span,
-    pub transfer: Span,
-    pub close: Span,
-    pub bytes: u64,
-    pub ops: u64,
-    pub errors: u64,
-    pub first_errors: Vec<String>,
-    pub latency: Histogram<u64>,
-    pub timeline: Timeline,
-    pub latency_series: LatencySeries,
-}
-
-impl Default for Figures {
-    fn default() -> Self {
-        Self {
-            open: Span::default(),
-            transfer: Span::default(),
-            close: Span::default(),
-            bytes: 0,
-            ops: 0,
-            errors: 0,
-            first_errors: Vec::new(),
-            latency: new_histogram(),
-            timeline: Timeline::default(),
-            latency_series: LatencySeries::default(),
-        }
-    }
-}
-
-impl Figures {
-    fn error(&mut self, message: String) {
-        self.errors += 1;
-        if self.first_errors.len() < KEPT_ERRORS {
-            self.first_errors.push(message);
-        }
-    }
-
-    fn merge(&mut self, other: Figures) {
-        self.open.merge(&other.open);
-        self.transfer.merge(&other.transfer);
-        self.close.merge(&other.close);
-        self.bytes += other.bytes;
-        self.ops += other.ops;
-        self.errors += other.errors;
-        for message in other.first_errors {
-            if self.first_errors.len() < KEPT_ERRORS {
-                self.first_errors.push(message);
-            }
-        }
-        self.latency.add(&other.latency).expect("histograms share bounds");
-        self.timeline.merge(&other.timeline);
-        self.latency_series.merge(other.latency_series);
-    }
-}
 
 /// Where the bytes of transfers come from or go to.
 pub enum Data<'a> {
@@ -126,7 +46,7 @@ pub struct Executor {
     bodies: Mutex<Vec<Body>>,
     failed: bool,
     requests_at_start: Snapshot,
-    pub figures: Figures,
+    figures: Figures,
 }
 
 struct Shared<'a> {
@@ -225,6 +145,16 @@ impl Executor {
         self.target.counters().snapshot().since(&self.requests_at_start)
     }
 
+    /// Everything run so far, with the requests the target issued since `start`.
+    pub fn figures(&self) -> Figures {
+        Figures { requests: self.requests(), ..self.figures.clone() }
+    }
+
+    /// Whether an error is in the figures (cheaper than cloning them to look).
+    pub fn errors(&self) -> u64 {
+        self.figures.errors
+    }
+
     /// The next open of `key` for writing will be followed by `writes` writes of `part_bytes`.
     pub fn expect(&mut self, key: &str, writes: u64, part_bytes: u64) {
         self.expected.insert(key.to_string(), WriteHint { writes, part_bytes });
@@ -234,7 +164,7 @@ impl Executor {
     pub fn begin_shared(&mut self, key: &str, part_bytes: u64) -> Result<String, String> {
         let start = now_ns();
         let outcome = self.target.begin_shared(key);
-        self.figures.open.add(self.since_t0(start), self.since_t0(now_ns()));
+        self.figures.opened(self.since_t0(start), self.since_t0(now_ns()));
         let id = outcome.map_err(|e| self.fail(format!("start shared upload {key}: {e}")))?;
         self.join_shared(key, &id, part_bytes);
         Ok(id)
@@ -256,7 +186,7 @@ impl Executor {
     pub fn finish_shared(&mut self, key: &str, id: &str, receipts: Vec<Receipt>) -> Result<(), String> {
         let start = now_ns();
         let outcome = self.target.finish_shared(key, id, receipts);
-        self.figures.close.add(self.since_t0(start), self.since_t0(now_ns()));
+        self.figures.closed(self.since_t0(start), self.since_t0(now_ns()));
         outcome.map_err(|e| self.fail(format!("complete shared upload {key}: {e}")))
     }
 
@@ -351,8 +281,8 @@ impl Executor {
         let end = now_ns();
         let (s, e) = (self.since_t0(start), self.since_t0(end));
         match row.op {
-            Op::OpenWrite | Op::OpenRead => self.figures.open.add(s, e),
-            _ => self.figures.close.add(s, e),
+            Op::OpenWrite | Op::OpenRead => self.figures.opened(s, e),
+            _ => self.figures.closed(s, e),
         }
         if let Err(e) = outcome {
             self.figures.error(format!("{:?} {key}: {e}", row.op).to_lowercase());
@@ -573,13 +503,8 @@ fn worker(
         };
         match result {
             Ok(t) => {
-                let end = t.end_ns.saturating_sub(s.t0_ns);
-                figures.transfer.add(t.start_ns.saturating_sub(s.t0_ns), end);
-                record(&mut figures.latency, t.latency_ns);
-                figures.bytes += row.length;
-                figures.ops += 1;
-                figures.timeline.add(end, row.length);
-                figures.latency_series.add(end, t.latency_ns);
+                let (start, end) = (t.start_ns.saturating_sub(s.t0_ns), t.end_ns.saturating_sub(s.t0_ns));
+                figures.transferred(start, end, t.latency_ns, row.length);
             }
             Err(Failure::Mismatch(message)) => figures.error(message),
             Err(Failure::Io(e)) => {
@@ -673,7 +598,151 @@ fn read_in_pieces(s: &Shared, handle: &Handle, stream: u64, row: &Transfer, key:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::payload::stream_id;
     use crate::plan::Columns;
+    use crate::target::conformance::TempDir;
+    use crate::target::{open_target, OpenOptions};
+    use std::sync::MutexGuard;
+
+    const FILES: u32 = 3;
+    const BLOCKS: u64 = 8;
+    const BLOCK: u64 = 16 << 10;
+
+    fn serial() -> MutexGuard<'static, ()> {
+        cancel::TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn keys() -> Vec<String> {
+        (0..FILES).map(|i| format!("f{i}")).collect()
+    }
+
+    /// Open every file, BLOCKS transfers of each (the files take turns), close every file.
+    fn plan<'k>(keys: &'k [String], open: Op, transfer: Op) -> Plan<'k> {
+        let row = |op, key, count, length| Row { op, key, offset: 0, length, count, stride: BLOCK, writer: 0 };
+        let mut rows: Vec<Row> = (0..FILES).map(|k| row(open, k, 1, 0)).collect();
+        rows.extend((0..FILES).map(|k| row(transfer, k, BLOCKS, BLOCK)));
+        rows.extend((0..FILES).map(|k| row(Op::Close, k, 1, 0)));
+        Plan { rows, keys, shuffle: None }
+    }
+
+    fn target(url: &str) -> Arc<dyn Target> {
+        open_target(url, &OpenOptions { in_flight: 4, ..OpenOptions::default() }).unwrap()
+    }
+
+    fn run(target: &Arc<dyn Target>, plan: &Plan, in_flight: usize, verify: bool, until: Option<u64>) -> Figures {
+        let mut executor = Executor::new(target.clone(), 5, now_ns(), in_flight, verify, false);
+        executor.run(plan, Data::Payload, until);
+        executor.figures()
+    }
+
+    fn write_then_verified_read(url: &str) {
+        let _serial = serial();
+        let target = target(url);
+        let keys = keys();
+        let all = u64::from(FILES) * BLOCKS * BLOCK;
+        for in_flight in [1, 4] {
+            let written = run(&target, &plan(&keys, Op::OpenWrite, Op::Write), in_flight, false, None);
+            assert_eq!((written.errors, written.bytes, written.ops), (0, all, u64::from(FILES) * BLOCKS), "{:?}", written.first_errors);
+            assert!(written.open.pair().is_some() && written.close.pair().is_some());
+            assert_eq!(written.latency.len(), written.ops);
+            let read = run(&target, &plan(&keys, Op::OpenRead, Op::Read), in_flight, true, None);
+            assert_eq!((read.errors, read.bytes), (0, all), "{:?}", read.first_errors);
+            assert_eq!(read.timeline.buckets.iter().sum::<u64>(), all);
+        }
+    }
+
+    #[test]
+    fn a_plan_writes_then_reads_back_verified_on_posix() {
+        let dir = TempDir::new("exec-posix");
+        write_then_verified_read(&dir.url());
+        // What the plan wrote is the payload, byte for byte.
+        let data = std::fs::read(dir.0.join("f1")).unwrap();
+        assert_eq!(data.len() as u64, BLOCKS * BLOCK);
+        assert!(Payload::new(5).check(stream_id(0, "f1"), 0, &data).is_none());
+    }
+
+    #[test]
+    fn a_plan_writes_then_reads_back_verified_on_memory() {
+        write_then_verified_read("memory://exec");
+    }
+
+    #[test]
+    fn a_changed_byte_fails_verification_and_says_where() {
+        let _serial = serial();
+        let dir = TempDir::new("exec-flip");
+        let target = target(&dir.url());
+        let keys = keys();
+        run(&target, &plan(&keys, Op::OpenWrite, Op::Write), 1, false, None);
+        let path = dir.0.join("f2");
+        let mut data = std::fs::read(&path).unwrap();
+        data[40_000] ^= 0xff;
+        std::fs::write(&path, data).unwrap();
+        let read = run(&target, &plan(&keys, Op::OpenRead, Op::Read), 1, true, None);
+        assert_eq!(read.errors, 1);
+        assert!(read.first_errors[0].starts_with("verify failed: f2 offset 40000"), "{:?}", read.first_errors);
+    }
+
+    #[test]
+    fn reading_a_missing_key_is_an_error_in_the_figures() {
+        let _serial = serial();
+        for url in [TempDir::new("exec-missing").url(), "memory://missing".to_string()] {
+            let target = target(&url);
+            let keys = keys();
+            let read = run(&target, &plan(&keys, Op::OpenRead, Op::Read), 2, true, None);
+            assert!(read.errors >= 1, "{url}");
+            assert!(read.first_errors[0].contains("f0"), "{url}: {:?}", read.first_errors);
+            assert_eq!(read.bytes, 0, "{url}");
+        }
+    }
+
+    #[test]
+    fn until_goes_round_the_transfers_again_and_closes_once() {
+        let _serial = serial();
+        let dir = TempDir::new("exec-until");
+        let target = target(&dir.url());
+        let keys = keys();
+        let until = now_ns() + 50_000_000;
+        let written = run(&target, &plan(&keys, Op::OpenWrite, Op::Write), 2, false, Some(until));
+        assert_eq!(written.errors, 0);
+        assert!(written.ops > 2 * u64::from(FILES) * BLOCKS, "went round more than twice: {}", written.ops);
+        assert_eq!(written.bytes, written.ops * BLOCK);
+        assert_eq!(written.requests.by_kind[crate::requests::Kind::Close as usize], u64::from(FILES));
+        for key in &keys {
+            assert_eq!(std::fs::metadata(dir.0.join(key)).unwrap().len(), BLOCKS * BLOCK, "no write past the plan");
+        }
+    }
+
+    #[test]
+    fn cancel_stops_a_run_before_its_next_transfer() {
+        let _serial = serial();
+        let dir = TempDir::new("exec-cancel");
+        let target = target(&dir.url());
+        let keys = keys();
+        let hour = now_ns() + 3_600_000_000_000;
+        let mut executor = Executor::new(target.clone(), 5, now_ns(), 2, false, false);
+        let stopped = std::thread::scope(|scope| {
+            let running = scope.spawn(|| {
+                executor.run(&plan(&keys, Op::OpenWrite, Op::Write), Data::Payload, Some(hour));
+            });
+            while std::fs::metadata(dir.0.join("f0")).map_or(0, |m| m.len()) == 0 {
+                std::thread::yield_now();
+            }
+            cancel::set(true);
+            running.join()
+        });
+        cancel::set(false);
+        stopped.unwrap();
+        let figures = executor.figures();
+        assert_eq!(figures.errors, 0);
+        assert!(figures.ops >= 1);
+        assert!(figures.transfer.end_ns.unwrap() < 3_600_000_000_000);
+        // Still cancelled, a run does nothing at all; cleared, it runs again.
+        cancel::set(true);
+        let none = run(&target, &plan(&keys, Op::OpenWrite, Op::Write), 2, false, None);
+        cancel::set(false);
+        assert_eq!((none.ops, none.open.pair()), (0, None));
+        assert_eq!(run(&target, &plan(&keys, Op::OpenWrite, Op::Write), 2, false, None).errors, 0);
+    }
 
     #[test]
     fn write_hints_and_operations_count_every_transfer_of_a_run() {

@@ -26,10 +26,8 @@ fn json_string(text: &str) -> String {
 }
 
 impl Journal {
-    /// The journal in $HPCIO_JOURNAL_DIR (none when unset), entries tagged $HPCIO_JOB.
-    pub fn from_env() -> Self {
-        let dir = std::env::var_os("HPCIO_JOURNAL_DIR").map(PathBuf::from);
-        let job = std::env::var("HPCIO_JOB").unwrap_or_default();
+    /// The journal in `dir` (None: uploads are not journaled), entries tagged `job`.
+    pub fn new(dir: Option<PathBuf>, job: String) -> Self {
         Self { dir, job }
     }
 

@@ -7,10 +7,12 @@ mod clock;
 mod error;
 mod journal;
 pub mod exec;
+pub mod figures;
 pub mod histogram;
 mod lanes;
 pub mod payload;
 pub mod plan;
+pub mod recorder;
 pub mod requests;
 pub mod series;
 mod shuffle;
@@ -21,7 +23,9 @@ use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 
 #[pyfunction]
 fn clock_ns() -> u64 {
@@ -51,11 +55,22 @@ struct PyTarget {
 #[pymethods]
 impl PyTarget {
     /// `options`: object_store configuration keys (and hpcio's retry settings); `in_flight`
-    /// sizes an object target's I/O runtime.
+    /// sizes an object target's I/O runtime; multipart uploads in progress are journaled in
+    /// `journal_dir` under `job` (runner/journal.py), not at all without it.
     #[new]
-    #[pyo3(signature = (url, *, direct = false, in_flight = 1, options = BTreeMap::new()))]
-    fn new(url: &str, direct: bool, in_flight: usize, options: BTreeMap<String, String>) -> PyResult<Self> {
-        let options = target::OpenOptions { direct, in_flight, store: options };
+    #[pyo3(
+        signature = (url, *, direct = false, in_flight = 1, options = BTreeMap::new(), journal_dir = None, job = String::new()),
+        text_signature = "(url, *, direct=False, in_flight=1, options={}, journal_dir=None, job='')"
+    )]
+    fn new(
+        url: &str,
+        direct: bool,
+        in_flight: usize,
+        options: BTreeMap<String, String>,
+        journal_dir: Option<PathBuf>,
+        job: String,
+    ) -> PyResult<Self> {
+        let options = target::OpenOptions { direct, in_flight, store: options, journal_dir, job };
         let inner = target::open_target(url, &options).map_err(error::invalid)?;
         Ok(Self { inner, url: url.to_string(), direct })
     }
@@ -116,9 +131,189 @@ impl PyTarget {
     }
 }
 
-#[pyclass(name = "Executor", module = "hpcio._engine")]
+/// What a rank did in a phase, from a plan (Executor.figures) or from Python's own calls
+/// (Recorder.figures): the same fields either way. Times are ns since the phase's t0.
+#[pyclass(name = "Figures", module = "hpcio._engine", frozen)]
+struct PyFigures {
+    inner: figures::Figures,
+}
+
+#[pymethods]
+impl PyFigures {
+    /// (earliest start, latest end) of the opens, or None when nothing was opened.
+    #[getter]
+    fn open_ns(&self) -> Option<(u64, u64)> {
+        self.inner.open.pair()
+    }
+
+    #[getter]
+    fn transfer_ns(&self) -> Option<(u64, u64)> {
+        self.inner.transfer.pair()
+    }
+
+    /// Of the fsyncs, closes and upload completions.
+    #[getter]
+    fn close_ns(&self) -> Option<(u64, u64)> {
+        self.inner.close.pair()
+    }
+
+    #[getter]
+    fn bytes(&self) -> u64 {
+        self.inner.bytes
+    }
+
+    #[getter]
+    fn ops(&self) -> u64 {
+        self.inner.ops
+    }
+
+    #[getter]
+    fn errors(&self) -> u64 {
+        self.inner.errors
+    }
+
+    #[getter]
+    fn first_errors(&self) -> Vec<String> {
+        self.inner.first_errors.clone()
+    }
+
+    /// The transfers' latencies, an HdrHistogram in V2 encoding.
+    #[getter]
+    fn latency_hdr<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &histogram::encode(&self.inner.latency))
+    }
+
+    #[getter]
+    fn timeline_width_ns(&self) -> u64 {
+        self.inner.timeline.width_ns
+    }
+
+    /// Bytes completed in each bucket of `timeline_width_ns` from t0.
+    #[getter]
+    fn timeline_bytes(&self) -> Vec<u64> {
+        self.inner.timeline.buckets.clone()
+    }
+
+    #[getter]
+    fn latency_series_width_ns(&self) -> u64 {
+        self.inner.latency_series.width_ns
+    }
+
+    /// (interval, latency bucket top in ns, operations), sorted.
+    #[getter]
+    fn latency_series(&self) -> Vec<(u64, u64, u64)> {
+        self.inner.latency_series.triples()
+    }
+
+    /// Storage requests by kind (REQUEST_KINDS), those issued only.
+    #[getter]
+    fn requests(&self) -> BTreeMap<&'static str, u64> {
+        self.inner.requests.named().collect()
+    }
+
+    #[getter]
+    fn throttled(&self) -> u64 {
+        self.inner.requests.throttled
+    }
+
+    #[getter]
+    fn retried(&self) -> u64 {
+        self.inner.requests.retried
+    }
+
+    /// The figures of both together (a phase's plan and what its Python body recorded):
+    /// spans widened, counts and requests added, histograms, timelines and series merged.
+    fn merged(&self, other: &PyFigures) -> PyFigures {
+        let mut inner = self.inner.clone();
+        inner.merge(other.inner.clone());
+        PyFigures { inner }
+    }
+
+    fn __repr__(&self) -> String {
+        let f = &self.inner;
+        let span = |s: &figures::Span| s.pair().map_or("None".to_string(), |(a, b)| format!("({a}, {b})"));
+        format!(
+            "Figures(bytes={}, ops={}, errors={}, open_ns={}, transfer_ns={}, close_ns={})",
+            f.bytes,
+            f.ops,
+            f.errors,
+            span(&f.open),
+            span(&f.transfer),
+            span(&f.close)
+        )
+    }
+}
+
+/// Where an Executor is: ready, running a plan on its own engine thread, or lent to a call
+/// that released the GIL (so that no other call can reach it meanwhile).
+enum State {
+    Idle(Box<exec::Executor>),
+    Background(JoinHandle<Box<exec::Executor>>),
+    Lent,
+    /// Its engine thread panicked; the executor went with it.
+    Lost,
+}
+
+#[pyclass(name = "Executor", module = "hpcio._engine", frozen)]
 struct PyExecutor {
-    inner: exec::Executor,
+    // A lock held only for moments and never while the GIL is released, so a second Python
+    // thread finds the executor busy instead of waiting for it with the GIL held.
+    state: Mutex<State>,
+}
+
+fn busy_error(state: &State) -> PyErr {
+    match state {
+        State::Background(_) => error::busy("a plan runs in the background; call wait() first"),
+        State::Lost => error::busy("its background plan's engine thread panicked"),
+        _ => error::busy("another thread is running a call on it"),
+    }
+}
+
+impl PyExecutor {
+    /// The state, with a background plan that has ended joined already.
+    fn settled(&self) -> MutexGuard<'_, State> {
+        let mut state = self.state.lock().unwrap();
+        if matches!(&*state, State::Background(h) if h.is_finished()) {
+            let State::Background(handle) = std::mem::replace(&mut *state, State::Lost) else { unreachable!() };
+            if let Ok(inner) = handle.join() {
+                *state = State::Idle(inner);
+            }
+        }
+        state
+    }
+
+    /// `f` on the idle executor, the GIL held (quick calls only).
+    fn with<R>(&self, f: impl FnOnce(&mut exec::Executor) -> R) -> PyResult<R> {
+        match &mut *self.settled() {
+            State::Idle(inner) => Ok(f(inner)),
+            other => Err(busy_error(other)),
+        }
+    }
+
+    /// Take the idle executor out for a call that releases the GIL; `give` puts it back.
+    fn take(&self) -> PyResult<Box<exec::Executor>> {
+        let mut state = self.settled();
+        match std::mem::replace(&mut *state, State::Lent) {
+            State::Idle(inner) => Ok(inner),
+            other => {
+                let e = busy_error(&other);
+                *state = other;
+                Err(e)
+            }
+        }
+    }
+
+    fn give(&self, inner: Box<exec::Executor>) {
+        *self.state.lock().unwrap() = State::Idle(inner);
+    }
+
+    /// `f` on the executor with the GIL released.
+    fn lend<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut exec::Executor) -> R + Send) -> PyResult<R> {
+        let mut inner = self.take()?;
+        let out = py.detach(|| f(&mut inner));
+        self.give(inner);
+        Ok(out)
+    }
 }
 
 #[pymethods]
@@ -139,51 +334,48 @@ impl PyExecutor {
         if buffer_bytes > 0 {
             inner.reserve(buffer_bytes);
         }
-        Self { inner }
+        Self { state: Mutex::new(State::Idle(Box::new(inner))) }
     }
 
     /// Set the phase's t0 (ns, from clock_ns() right after the barrier).
-    fn start(&mut self, t0_ns: u64) {
-        self.inner.start(t0_ns);
+    fn start(&self, t0_ns: u64) -> PyResult<()> {
+        self.with(|inner| inner.start(t0_ns))
     }
 
     /// The next open of `key` for writing is followed by `writes` writes of `part_bytes`.
-    fn expect(&mut self, key: &str, writes: u64, part_bytes: u64) {
-        self.inner.expect(key, writes, part_bytes);
+    fn expect(&self, key: &str, writes: u64, part_bytes: u64) -> PyResult<()> {
+        self.with(|inner| inner.expect(key, writes, part_bytes))
     }
 
     /// Start a shared upload (timed as an open); None if it failed (see figures()).
-    fn begin_shared(&mut self, py: Python<'_>, key: &str, part_bytes: u64) -> Option<String> {
-        let inner = &mut self.inner;
-        py.detach(move || inner.begin_shared(key, part_bytes)).ok()
+    fn begin_shared(&self, py: Python<'_>, key: &str, part_bytes: u64) -> PyResult<Option<String>> {
+        self.lend(py, |inner| inner.begin_shared(key, part_bytes).ok())
     }
 
-    fn join_shared(&mut self, key: &str, id: &str, part_bytes: u64) {
-        self.inner.join_shared(key, id, part_bytes);
+    fn join_shared(&self, key: &str, id: &str, part_bytes: u64) -> PyResult<()> {
+        self.with(|inner| inner.join_shared(key, id, part_bytes))
     }
 
     /// (part index, receipt) of every part this rank put into the shared upload of `key`.
-    fn take_receipts(&mut self, key: &str) -> Vec<(u32, String)> {
-        self.inner.take_receipts(key)
+    fn take_receipts(&self, key: &str) -> PyResult<Vec<(u32, String)>> {
+        self.with(|inner| inner.take_receipts(key))
     }
 
     /// Complete a shared upload (timed as a close); False if it failed (see figures()).
-    fn finish_shared(&mut self, py: Python<'_>, key: &str, id: &str, receipts: Vec<(u32, String)>) -> bool {
-        let inner = &mut self.inner;
-        py.detach(move || inner.finish_shared(key, id, receipts)).is_ok()
+    fn finish_shared(&self, py: Python<'_>, key: &str, id: &str, receipts: Vec<(u32, String)>) -> PyResult<bool> {
+        self.lend(py, |inner| inner.finish_shared(key, id, receipts).is_ok())
     }
 
     /// Abort a shared upload; the error text if that failed too.
-    fn abort_shared(&mut self, py: Python<'_>, key: &str, id: &str) -> Option<String> {
-        let inner = &mut self.inner;
-        py.detach(move || inner.abort_shared(key, id)).err()
+    fn abort_shared(&self, py: Python<'_>, key: &str, id: &str) -> PyResult<Option<String>> {
+        self.lend(py, |inner| inner.abort_shared(key, id).err())
     }
 
     /// `shuffle`: (seed, rank, phase) of a random order of each batch of transfers.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (ops, key_index, offsets, lengths, counts, strides, writers, keys, *, shuffle = None, source = None, sink = None, until_ns = None))]
     fn run(
-        &mut self,
+        &self,
         py: Python<'_>,
         ops: PyReadonlyArray1<u8>,
         key_index: PyReadonlyArray1<u32>,
@@ -209,37 +401,153 @@ impl PyExecutor {
             (None, Some(dst)) => exec::Data::Sink(dst.as_slice_mut().map_err(contiguous)?),
             (None, None) => exec::Data::Payload,
         };
-        let inner = &mut self.inner;
-        py.detach(move || inner.run(&plan, data, until_ns));
+        self.lend(py, move |inner| inner.run(&plan, data, until_ns))
+    }
+
+    /// Start the plan on an engine thread and return at once (payload data only), so Python
+    /// can work while it runs (training prefetches reads while it computes); wait() joins it.
+    /// Until then every other call but `busy` raises RuntimeError.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (ops, key_index, offsets, lengths, counts, strides, writers, keys, *, shuffle = None, until_ns = None))]
+    fn run_background(
+        &self,
+        ops: PyReadonlyArray1<u8>,
+        key_index: PyReadonlyArray1<u32>,
+        offsets: PyReadonlyArray1<u64>,
+        lengths: PyReadonlyArray1<u64>,
+        counts: PyReadonlyArray1<u64>,
+        strides: PyReadonlyArray1<u64>,
+        writers: PyReadonlyArray1<u32>,
+        keys: Vec<String>,
+        shuffle: Option<(u64, u64, u64)>,
+        until_ns: Option<u64>,
+    ) -> PyResult<()> {
+        let plan = plan_from(&ops, &key_index, &offsets, &lengths, &counts, &strides, &writers, &keys, shuffle)?;
+        // The rows are owned; the keys they index go with them to the engine thread.
+        let (rows, shuffle) = (plan.rows, plan.shuffle);
+        let mut inner = self.take()?;
+        let spawned = std::thread::Builder::new().name("hpcio-background".into()).spawn(move || {
+            let plan = plan::Plan { rows, keys: &keys, shuffle };
+            inner.run(&plan, exec::Data::Payload, until_ns);
+            inner
+        });
+        match spawned {
+            Ok(handle) => {
+                *self.state.lock().unwrap() = State::Background(handle);
+                Ok(())
+            }
+            Err(e) => {
+                // The closure, and the executor in it, are gone with the failed spawn.
+                *self.state.lock().unwrap() = State::Lost;
+                Err(error::busy(format!("cannot start an engine thread: {e}")))
+            }
+        }
+    }
+
+    /// Join the plan run_background started (at once if none runs), with the GIL released.
+    /// _engine.cancel(True) stops it after its transfers in flight.
+    fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        let handle = {
+            let mut state = self.state.lock().unwrap();
+            match std::mem::replace(&mut *state, State::Lent) {
+                State::Background(handle) => handle,
+                State::Idle(inner) => {
+                    *state = State::Idle(inner);
+                    return Ok(());
+                }
+                other => {
+                    let e = busy_error(&other);
+                    *state = other;
+                    return Err(e);
+                }
+            }
+        };
+        match py.detach(|| handle.join()) {
+            Ok(inner) => {
+                self.give(inner);
+                Ok(())
+            }
+            Err(_) => {
+                *self.state.lock().unwrap() = State::Lost;
+                Err(busy_error(&State::Lost))
+            }
+        }
+    }
+
+    /// Whether a plan is running on it (in the background, or in another thread's call).
+    #[getter]
+    fn busy(&self) -> bool {
+        !matches!(&*self.settled(), State::Idle(_))
+    }
+
+    /// Everything run so far (times in ns since t0), with the requests the target issued.
+    fn figures(&self) -> PyResult<PyFigures> {
+        self.with(|inner| PyFigures { inner: inner.figures() })
+    }
+}
+
+/// Figures for I/O a Python body does itself (h5py, netCDF4, MPI-IO, ...): it times each call
+/// with clock_ns() and records it here, and gets what a plan doing that I/O would yield.
+#[pyclass(name = "Recorder", module = "hpcio._engine")]
+struct PyRecorder {
+    inner: recorder::Recorder,
+}
+
+#[pymethods]
+impl PyRecorder {
+    #[new]
+    fn new() -> Self {
+        Self { inner: recorder::Recorder::default() }
+    }
+
+    /// Set the phase's t0 (ns, from clock_ns() right after the barrier).
+    fn start(&mut self, t0_ns: u64) {
+        self.inner.start(t0_ns);
+    }
+
+    /// One operation, "open" | "write" | "read" | "sync" | "close", from `start_ns` to
+    /// `end_ns` (clock_ns()), moving `nbytes` (writes and reads).
+    #[pyo3(signature = (op, start_ns, end_ns, nbytes = 0))]
+    fn record(&mut self, op: &str, start_ns: u64, end_ns: u64, nbytes: u64) -> PyResult<()> {
+        let op = recorder::Recorded::from_name(op).map_err(error::invalid)?;
+        self.inner.record(op, start_ns, end_ns, nbytes).map_err(error::invalid)
+    }
+
+    /// Many operations at once: `ops` as plan op codes (workloads' Op, uint8), the others
+    /// uint64 columns of the same length. All or none are recorded.
+    fn record_many(
+        &mut self,
+        ops: PyReadonlyArray1<u8>,
+        starts: PyReadonlyArray1<u64>,
+        ends: PyReadonlyArray1<u64>,
+        nbytes: PyReadonlyArray1<u64>,
+    ) -> PyResult<()> {
+        let contiguous = |e: numpy::AsSliceError| error::invalid(e.to_string());
+        let (ops, starts) = (ops.as_slice().map_err(contiguous)?, starts.as_slice().map_err(contiguous)?);
+        let (ends, nbytes) = (ends.as_slice().map_err(contiguous)?, nbytes.as_slice().map_err(contiguous)?);
+        if [starts.len(), ends.len(), nbytes.len()].iter().any(|&n| n != ops.len()) {
+            return Err(error::invalid("record_many: columns differ in length"));
+        }
+        let mut recorded = Vec::with_capacity(ops.len());
+        for (i, &code) in ops.iter().enumerate() {
+            if ends[i] < starts[i] {
+                return Err(error::invalid(format!("record_many row {i}: it ends before it starts")));
+            }
+            recorded.push(recorder::Recorded::from_code(code).map_err(|e| error::invalid(format!("record_many row {i}: {e}")))?);
+        }
+        for (i, op) in recorded.into_iter().enumerate() {
+            self.inner.record(op, starts[i], ends[i], nbytes[i]).map_err(error::invalid)?;
+        }
         Ok(())
     }
 
-    /// The figures of everything run so far, as a dict (times in ns since t0).
-    fn figures<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let f = &self.inner.figures;
-        let d = PyDict::new(py);
-        for (name, span) in [("open", f.open), ("transfer", f.transfer), ("close", f.close)] {
-            d.set_item(format!("{name}_start_ns"), span.start_ns)?;
-            d.set_item(format!("{name}_end_ns"), span.end_ns)?;
-        }
-        d.set_item("bytes", f.bytes)?;
-        d.set_item("ops", f.ops)?;
-        d.set_item("errors", f.errors)?;
-        d.set_item("first_errors", f.first_errors.clone())?;
-        d.set_item("latency_hdr", PyBytes::new(py, &histogram::encode(&f.latency)))?;
-        d.set_item("timeline_width_ns", f.timeline.width_ns)?;
-        d.set_item("timeline_bytes", f.timeline.buckets.clone())?;
-        d.set_item("latency_series_width_ns", f.latency_series.width_ns)?;
-        d.set_item("latency_series", f.latency_series.triples())?;
-        let delta = self.inner.requests();
-        let requests = PyDict::new(py);
-        for (kind, n) in delta.named() {
-            requests.set_item(kind, n)?;
-        }
-        d.set_item("requests", requests)?;
-        d.set_item("throttled", delta.throttled)?;
-        d.set_item("retried", delta.retried)?;
-        Ok(d)
+    /// A failed operation: counted in `errors`, the first few messages kept.
+    fn error(&mut self, message: String) {
+        self.inner.figures.error(message);
+    }
+
+    fn figures(&self) -> PyFigures {
+        PyFigures { inner: self.inner.figures.clone() }
     }
 }
 
@@ -383,5 +691,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("REQUEST_KINDS", requests::NAMES.to_vec())?;
     m.add_class::<PyTarget>()?;
     m.add_class::<PyExecutor>()?;
+    m.add_class::<PyFigures>()?;
+    m.add_class::<PyRecorder>()?;
     Ok(())
 }

@@ -76,8 +76,8 @@ pub struct Counters {
     pub retried: AtomicU64,
 }
 
-/// A point-in-time copy of `Counters`.
-#[derive(Debug, Clone, Copy, Default)]
+/// A point-in-time copy of `Counters`, or the difference of two.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Snapshot {
     pub by_kind: [u64; NAMES.len()],
     pub throttled: u64,
@@ -115,6 +115,15 @@ impl Snapshot {
             throttled: self.throttled - earlier.throttled,
             retried: self.retried - earlier.retried,
         }
+    }
+
+    /// Both together (the requests of two executors or recorders, or of two ranks).
+    pub fn add(&mut self, other: &Snapshot) {
+        for (mine, theirs) in self.by_kind.iter_mut().zip(other.by_kind) {
+            *mine += theirs;
+        }
+        self.throttled += other.throttled;
+        self.retried += other.retried;
     }
 
     /// Non-zero kinds with their names.

@@ -1,6 +1,8 @@
-"""Stubs for hpcio._engine, the Rust engine (engine/src/lib.rs)."""
+"""Stubs for hpcio._engine, the Rust engine (engine/src/lib.rs); tests/engine/test_stub.py
+keeps the two in step."""
 
-from typing import Any, TypedDict
+from os import PathLike
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,40 +21,92 @@ def debug_build() -> bool:
     """True when the engine was compiled without optimisations."""
 
 class Target:
-    """A storage target opened from a URL (file:///path)."""
+    """A storage target opened from a URL (file:///path, s3://, az://, gs://, memory://)."""
 
-    def __init__(self, url: str, *, direct: bool = False) -> None: ...
+    def __init__(
+        self,
+        url: str,
+        *,
+        direct: bool = False,
+        in_flight: int = 1,
+        options: dict[str, str] = ...,
+        journal_dir: str | PathLike[str] | None = None,
+        job: str = "",
+    ) -> None:
+        """options: object_store configuration keys and hpcio's retry settings; in_flight
+        sizes an object target's I/O runtime; multipart uploads in progress are journaled in
+        journal_dir under job (runner/journal.py), not at all without journal_dir."""
     @property
     def kind(self) -> str: ...
     def probe(self, write: bool) -> None:
         """Raise OSError unless the target exists (and, with write, takes a direct write)."""
-    def remove(self, keys: list[str]) -> int:
-        """Remove these files or objects; how many existed."""
-    def payload_signing(self) -> str | None:
-        """S3: 'unsigned payload' (the default over TLS) or 'payload signed (SHA-256)'."""
     def warm(self, connections: int) -> int:
         """Object stores: open `connections` pooled connections before any phase is timed
         (concurrent HEADs of a name no run writes); how many the store answered. 0 for
         POSIX and memory://."""
+    def payload_signing(self) -> str | None:
+        """S3: 'unsigned payload' (the default over TLS) or 'payload signed (SHA-256)'."""
+    def limits(self) -> dict[str, int | bool]:
+        """min_part_bytes, max_part_bytes, max_parts, max_object_bytes (0: none), multipart."""
+    def list(self, start: str) -> list[str]:
+        """Keys directly under the target's prefix that start with `start`."""
+    def list_uploads(self, start: str) -> list[tuple[str, str]]:
+        """(key, upload id) of multipart uploads in progress whose key starts with `start`
+        (S3 only; empty elsewhere)."""
+    def abort_upload(self, key: str, id: str) -> None:
+        """Abort an upload of `key` that a dead run left behind."""
+    def remove(self, keys: list[str]) -> int:
+        """Remove these files or objects; how many existed."""
 
-class Figures(TypedDict):
-    open_start_ns: int | None
-    open_end_ns: int | None
-    transfer_start_ns: int | None
-    transfer_end_ns: int | None
-    close_start_ns: int | None
-    close_end_ns: int | None
-    bytes: int
-    ops: int
-    errors: int
-    first_errors: list[str]
-    latency_hdr: bytes
-    timeline_width_ns: int
-    timeline_bytes: list[int]
-    requests: dict[str, int]
+class Figures:
+    """What one rank did in one phase, from a plan (Executor.figures) or from Python's own
+    calls (Recorder.figures): the same fields either way. Times are ns since t0."""
+
+    @property
+    def open_ns(self) -> tuple[int, int] | None:
+        """(earliest start, latest end) of the opens; None when nothing was opened."""
+    @property
+    def transfer_ns(self) -> tuple[int, int] | None: ...
+    @property
+    def close_ns(self) -> tuple[int, int] | None:
+        """Of the fsyncs, closes and upload completions."""
+    @property
+    def bytes(self) -> int: ...
+    @property
+    def ops(self) -> int: ...
+    @property
+    def errors(self) -> int: ...
+    @property
+    def first_errors(self) -> list[str]: ...
+    @property
+    def latency_hdr(self) -> bytes:
+        """The transfers' latencies, an HdrHistogram in V2 encoding."""
+    @property
+    def timeline_width_ns(self) -> int: ...
+    @property
+    def timeline_bytes(self) -> list[int]:
+        """Bytes completed in each bucket of timeline_width_ns from t0."""
+    @property
+    def latency_series_width_ns(self) -> int: ...
+    @property
+    def latency_series(self) -> list[tuple[int, int, int]]:
+        """(interval, latency bucket top in ns, operations), sorted."""
+    @property
+    def requests(self) -> dict[str, int]:
+        """Storage requests by kind (REQUEST_KINDS), those issued only."""
+    @property
+    def throttled(self) -> int: ...
+    @property
+    def retried(self) -> int: ...
+    def merged(self, other: Figures) -> Figures:
+        """Both together: spans widened, counts and requests added, histograms, timelines and
+        series merged."""
 
 class Executor:
-    """Runs plans for one rank in one phase; handles stay open between run() calls."""
+    """Runs plans for one rank in one phase; handles stay open between run() calls.
+
+    While a plan runs (run_background until it ends, or a call in another thread), every
+    method but busy and wait raises RuntimeError."""
 
     def __init__(
         self,
@@ -68,6 +122,17 @@ class Executor:
         (in_flight: no more than the phase's transfers, runner/phase.py lanes())."""
     def start(self, t0_ns: int) -> None:
         """Times from now on are ns since t0_ns (clock_ns() right after the phase barrier)."""
+    def expect(self, key: str, writes: int, part_bytes: int) -> None:
+        """The next open of `key` for writing is followed by `writes` writes of `part_bytes`."""
+    def begin_shared(self, key: str, part_bytes: int) -> str | None:
+        """Start a shared upload (timed as an open); its id, None if it failed (figures())."""
+    def join_shared(self, key: str, id: str, part_bytes: int) -> None: ...
+    def take_receipts(self, key: str) -> list[tuple[int, str]]:
+        """(part index, receipt) of every part this rank put into the shared upload of key."""
+    def finish_shared(self, key: str, id: str, receipts: list[tuple[int, str]]) -> bool:
+        """Complete a shared upload (timed as a close); False if it failed (figures())."""
+    def abort_shared(self, key: str, id: str) -> str | None:
+        """Abort a shared upload; the error text if that failed too."""
     def run(
         self,
         ops: npt.NDArray[np.uint8],
@@ -91,8 +156,56 @@ class Executor:
         With `until_ns` (on clock_ns's scale; payload data only), fio's time_based: each
         in-flight lane goes round its share of the transfers until one ends at or past it.
         """
+    def run_background(
+        self,
+        ops: npt.NDArray[np.uint8],
+        key_index: npt.NDArray[np.uint32],
+        offsets: npt.NDArray[np.uint64],
+        lengths: npt.NDArray[np.uint64],
+        counts: npt.NDArray[np.uint64],
+        strides: npt.NDArray[np.uint64],
+        writers: npt.NDArray[np.uint32],
+        keys: list[str],
+        *,
+        shuffle: tuple[int, int, int] | None = None,
+        until_ns: int | None = None,
+    ) -> None:
+        """Start run()'s work on an engine thread and return at once (payload data only), so
+        Python can compute while it reads or writes; wait() joins it."""
+    def wait(self) -> None:
+        """Join the plan run_background started (at once if none), with the GIL released;
+        cancel(True) stops it after its transfers in flight."""
+    @property
+    def busy(self) -> bool:
+        """Whether a plan is running on it (in the background or in another thread's call)."""
     def figures(self) -> Figures:
         """Everything run so far; times in ns since t0_ns."""
+
+class Recorder:
+    """Figures for I/O a Python body does itself: time each call with clock_ns() and record
+    it; figures() are what a plan doing that I/O would yield."""
+
+    def __init__(self) -> None: ...
+    def start(self, t0_ns: int) -> None:
+        """Times recorded from now on are taken relative to t0_ns (clock_ns() after the
+        phase barrier)."""
+    def record(self, op: str, start_ns: int, end_ns: int, nbytes: int = 0) -> None:
+        """One operation: "open" (open span), "write" or "read" (transfer span, bytes, ops,
+        latency histogram, timeline, series), "sync" or "close" (close span). Each is also
+        counted in requests as a POSIX target counts it ("sync" as "fsync"). ValueError for
+        another op or an end before the start."""
+    def record_many(
+        self,
+        ops: npt.NDArray[np.uint8],
+        starts: npt.NDArray[np.uint64],
+        ends: npt.NDArray[np.uint64],
+        nbytes: npt.NDArray[np.uint64],
+    ) -> None:
+        """Many operations at once: ops as plan op codes (workloads.contract.Op; both opens
+        are an open), the rest uint64 columns of the same length. All or none are recorded."""
+    def error(self, message: str) -> None:
+        """A failed operation: counted in errors, the first few messages kept."""
+    def figures(self) -> Figures: ...
 
 def plan_operations(
     ops: npt.NDArray[np.uint8],
@@ -105,7 +218,13 @@ def plan_operations(
     keys: list[str],
     *,
     shuffle: tuple[int, int, int] | None = None,
-) -> tuple[npt.NDArray[Any], ...]:
+) -> tuple[
+    npt.NDArray[np.uint8],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint32],
+]:
     """(ops, key_index, offsets, lengths, writers): one row per operation in the order the
     engine makes them; as long as the plan has transfers (tests, small plans)."""
 

@@ -28,10 +28,10 @@ def test_garbage_is_not_a_histogram():
 def test_one_latency_per_transfer(engine_run, in_flight):
     plan = plan_of(mfmw(), Phase.WRITE, 0)
     figures = engine_run(plan, in_flight=in_flight)
-    s = summary(figures["latency_hdr"])
+    s = summary(figures.latency_hdr)
     assert s["count"] == 16
-    assert (figures["bytes"], figures["ops"], figures["errors"]) == (1 << 20, 16, 0)
-    assert sum(figures["timeline_bytes"]) == 1 << 20
+    assert (figures.bytes, figures.ops, figures.errors) == (1 << 20, 16, 0)
+    assert sum(figures.timeline_bytes) == 1 << 20
     assert 0 < s["min_ns"] <= s["quantiles_ns"][0] <= s["quantiles_ns"][-1]
     assert s["quantiles_ns"][-1] == pytest.approx(s["max_ns"], rel=1e-3)
 
@@ -40,14 +40,14 @@ def test_read_back_with_verify_counts_reads(engine_run):
     run = mfmw(transfer=128 << 10)
     engine_run(plan_of(run, Phase.WRITE, 0))
     figures = engine_run(plan_of(run, Phase.READ, 0), verify=True)
-    assert (figures["errors"], figures["first_errors"]) == (0, [])
-    assert summary(figures["latency_hdr"])["count"] == 8
+    assert (figures.errors, figures.first_errors) == (0, [])
+    assert summary(figures.latency_hdr)["count"] == 8
 
 
 def test_merging_two_executors(engine_run):
     run = mfmw(ranks=2)
-    a = engine_run(plan_of(run, Phase.WRITE, 0))["latency_hdr"]
-    b = engine_run(plan_of(mfmw(transfer=256 << 10, ranks=2), Phase.WRITE, 1))["latency_hdr"]
+    a = engine_run(plan_of(run, Phase.WRITE, 0)).latency_hdr
+    b = engine_run(plan_of(mfmw(transfer=256 << 10, ranks=2), Phase.WRITE, 1)).latency_hdr
     sa, sb = summary(a), summary(b)
     merged = summary(_engine.histogram_merge([a, b]))
     assert (sa["count"], sb["count"]) == (16, 4)
@@ -61,5 +61,5 @@ def test_merging_two_executors(engine_run):
 
 def test_merging_with_empty_changes_nothing(engine_run):
     plan = plan_of(mfmw(), Phase.WRITE, 0)
-    hdr = engine_run(plan)["latency_hdr"]
+    hdr = engine_run(plan).latency_hdr
     assert summary(_engine.histogram_merge([hdr, _engine.histogram_merge([])])) == summary(hdr)

@@ -25,11 +25,11 @@ def plan_of(op: Op, open_op: Op):
 def test_lanes_repeat_until_the_deadline_then_close_once(engine_run, target_dir, in_flight):
     write = engine_run(plan_of(Op.WRITE, Op.OPEN_WRITE), in_flight=in_flight, seconds=0.2)
     rows = FILES * BLOCKS
-    assert write["errors"] == 0
-    assert write["ops"] > 3 * rows  # went round more than three times
-    assert write["bytes"] == write["ops"] * 4 * KiB
-    assert write["transfer_end_ns"] >= 0.2e9  # no lane stopped before the deadline
-    assert write["requests"] == {"open": FILES, "write": write["ops"], "close": FILES}
+    assert write.errors == 0
+    assert write.ops > 3 * rows  # went round more than three times
+    assert write.bytes == write.ops * 4 * KiB
+    assert write.transfer_ns[1] >= 0.2e9  # no lane stopped before the deadline
+    assert write.requests == {"open": FILES, "write": write.ops, "close": FILES}
     for i in range(FILES):
         data = np.fromfile(target_dir / f"f{i}", np.uint8)
         assert len(data) == BLOCKS * 4 * KiB
@@ -37,14 +37,14 @@ def test_lanes_repeat_until_the_deadline_then_close_once(engine_run, target_dir,
 
     read = engine_run(plan_of(Op.READ, Op.OPEN_READ), in_flight=in_flight, verify=True,
                       seconds=0.2)  # fmt: skip
-    assert read["errors"] == 0
-    assert read["ops"] > 3 * rows
-    assert read["transfer_end_ns"] >= 0.2e9
+    assert read.errors == 0
+    assert read.ops > 3 * rows
+    assert read.transfer_ns[1] >= 0.2e9
 
 
 def test_a_past_deadline_still_moves_a_transfer_per_lane(engine_run):
     write = engine_run(plan_of(Op.WRITE, Op.OPEN_WRITE), in_flight=4, seconds=0)
-    assert 1 <= write["ops"] <= 4
+    assert 1 <= write.ops <= 4
 
 
 def test_time_based_runs_refuse_caller_buffers(target_dir):
@@ -63,7 +63,7 @@ def test_a_cancelled_run_stops_at_once_and_closes_its_files(engine_run, in_fligh
         write = engine_run(plan_of(Op.WRITE, Op.OPEN_WRITE), in_flight=in_flight, seconds=3600)
     finally:
         _engine.cancel(False)
-    assert write["ops"] == 0  # an hour's phase: not one transfer, not even an open
-    assert write["requests"] == {}
+    assert write.ops == 0  # an hour's phase: not one transfer, not even an open
+    assert write.requests == {}
     again = engine_run(plan_of(Op.WRITE, Op.OPEN_WRITE), in_flight=in_flight, seconds=0)
-    assert again["ops"] >= 1  # cleared: later runs move data again
+    assert again.ops >= 1  # cleared: later runs move data again

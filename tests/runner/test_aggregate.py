@@ -167,7 +167,7 @@ def test_summarize_merges_latency_of_all_iterations(engine_run):
 
     run = run_spec("mfmw", size_per_rank_bytes=256 << 10, transfer_bytes=64 << 10)
     plan = plan_of(run, Phase.WRITE)
-    hdrs = [engine_run(plan)["latency_hdr"] for _ in range(2)]
+    hdrs = [engine_run(plan).latency_hdr for _ in range(2)]
     figures = [
         phase_figures("write", i, [rank(0, (0, 1), (1, 2), (2, 3), 256 << 10, hdr=h)])
         for i, h in enumerate(hdrs)

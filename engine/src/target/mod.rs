@@ -6,10 +6,14 @@ pub mod object;
 pub mod posix;
 pub mod uploads;
 
+#[cfg(test)]
+pub(crate) mod conformance;
+
 use crate::requests::Counters;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::io;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +106,8 @@ pub trait Target: Send + Sync + Debug {
     fn close(&self, handle: Handle) -> io::Result<()>;
     /// Give up a handle after a failure: an upload this rank owns is aborted, not completed.
     fn abandon(&self, handle: Handle);
-    /// Remove `key`; Ok(false) when it did not exist.
+    /// Remove `key`; Ok(false) when it did not exist, where the store can tell (a DELETE of a
+    /// missing object succeeds on S3 and memory:// like any other).
     fn remove(&self, key: &str) -> io::Result<bool>;
     /// Remove every one of `keys` (object stores: many requests at once, or bulk deletes);
     /// how many existed, where the store can tell.
@@ -145,6 +150,10 @@ pub struct OpenOptions {
     pub in_flight: usize,
     /// Store configuration (object_store keys) and hpcio's retry settings.
     pub store: BTreeMap<String, String>,
+    /// Where multipart uploads in progress are journaled (journal.rs); None: not journaled.
+    pub journal_dir: Option<PathBuf>,
+    /// The run whose uploads these are, so its launcher aborts only its own after a failure.
+    pub job: String,
 }
 
 /// Scheme table: one entry per target kind.

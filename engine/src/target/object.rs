@@ -197,7 +197,7 @@ impl ObjectTarget {
             (format!("{scheme}://{bucket}"), prefix.trim_matches('/').to_string())
         };
         let url = format!("{scheme}://{rest}").trim_end_matches('/').to_string();
-        let journal = Journal::from_env();
+        let journal = Journal::new(options.journal_dir.clone(), options.job.clone());
         Ok(Self { kind, base, prefix, store, probe_store, parts, runtime, counters, journal, url, payload_signing, uploads })
     }
 

@@ -50,9 +50,12 @@ fn unescape(text: &str) -> String {
     text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&apos;", "'").replace("&amp;", "&")
 }
 
-/// (key, upload id) of each upload in one ListMultipartUploads answer, and the markers of the
-/// next page when the answer is truncated.
-fn parse(xml: &str) -> (Vec<(String, String)>, Option<(String, String)>) {
+/// (key, upload id): an upload in progress, or where the next page of them starts.
+type KeyAndId = (String, String);
+
+/// Each upload in one ListMultipartUploads answer, and the markers of the next page when the
+/// answer is truncated.
+fn parse(xml: &str) -> (Vec<KeyAndId>, Option<KeyAndId>) {
     let uploads = all(xml, "Upload")
         .into_iter()
         .filter_map(|u| Some((unescape(all(u, "Key").first()?), unescape(all(u, "UploadId").first()?))))
@@ -82,10 +85,10 @@ impl S3Uploads {
     }
 
     /// Uploads in progress whose key starts with `prefix`: (key, upload id).
-    pub async fn list(&self, prefix: &str) -> Result<Vec<(String, String)>, String> {
+    pub async fn list(&self, prefix: &str) -> Result<Vec<KeyAndId>, String> {
         let credential = self.store.credentials().get_credential().await.map_err(|e| e.to_string())?;
         let mut uploads = Vec::new();
-        let mut marker: Option<(String, String)> = None;
+        let mut marker: Option<KeyAndId> = None;
         for _ in 0..MAX_PAGES {
             let mut url = format!("{}?prefix={}&uploads=", self.bucket_url, encode(prefix));
             if let Some((key, id)) = &marker {

@@ -82,16 +82,14 @@ class RankFigures:
     def from_engine(
         cls,
         who: RankInfo,
-        figures: dict,
+        figures: _engine.Figures,
         extra: Contribution | None = None,
         metrics: dict[str, Any] | None = None,
     ) -> RankFigures:
-        def span(name: str) -> tuple[int, int] | None:
-            start, end = figures[f"{name}_start_ns"], figures[f"{name}_end_ns"]
-            return None if start is None else (start, end)
-
-        transfer = span("transfer")
-        errors, first = figures["errors"], list(figures["first_errors"])
+        """From an Executor's or a Recorder's figures (the same fields), with what the rank
+        did outside the engine in a collective phase."""
+        transfer = figures.transfer_ns
+        errors, first = figures.errors, figures.first_errors
         if extra is not None:
             if extra.start_ns is not None and extra.end_ns is not None:
                 transfer = _union(transfer, (extra.start_ns, extra.end_ns))
@@ -100,21 +98,21 @@ class RankFigures:
         return cls(
             rank=who.rank,
             node=who.node,
-            open_ns=span("open"),
+            open_ns=figures.open_ns,
             transfer_ns=transfer,
-            close_ns=span("close"),
-            bytes=figures["bytes"],
-            ops=figures["ops"],
+            close_ns=figures.close_ns,
+            bytes=figures.bytes,
+            ops=figures.ops,
             errors=errors,
             first_errors=tuple(first),
-            latency_hdr=figures["latency_hdr"],
-            timeline_width_ns=figures["timeline_width_ns"],
-            timeline_bytes=tuple(figures["timeline_bytes"]),
-            latency_series_width_ns=figures["latency_series_width_ns"],
-            latency_series=tuple(tuple(t) for t in figures["latency_series"]),
-            requests=dict(figures.get("requests", {})),
-            throttled=figures.get("throttled", 0),
-            retried=figures.get("retried", 0),
+            latency_hdr=figures.latency_hdr,
+            timeline_width_ns=figures.timeline_width_ns,
+            timeline_bytes=tuple(figures.timeline_bytes),
+            latency_series_width_ns=figures.latency_series_width_ns,
+            latency_series=tuple(figures.latency_series),
+            requests=figures.requests,
+            throttled=figures.throttled,
+            retried=figures.retried,
             metrics=dict(metrics or {}),
         )
 

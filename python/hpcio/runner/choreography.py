@@ -168,7 +168,7 @@ def shared_object(world: Comm, executor: _engine.Executor, body: SharedUploadBod
     completed = False
     try:
         _feed(executor, plan)
-        failed_here = executor.figures()["errors"] > 0
+        failed_here = executor.figures().errors > 0
         everyone = world.gather((executor.take_receipts(key), failed_here))
         if everyone is not None and not any(failed for _, failed in everyone):
             receipts = [r for mine, _ in everyone for r in mine]

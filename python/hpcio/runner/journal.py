@@ -28,10 +28,17 @@ def journal_dir() -> Path:
 
 
 def set_up() -> str:
-    """Point the engine (in this process and every process it starts) at the journal, under
-    this job's id; returns the job id."""
+    """Turn the journal on for this process and every rank it starts (the environment carries
+    it from the launcher to the ranks), under this job's id; returns the job id."""
     os.environ.setdefault("HPCIO_JOURNAL_DIR", str(journal_dir()))
     return os.environ.setdefault("HPCIO_JOB", uuid.uuid4().hex)
+
+
+def engine_options() -> tuple[Path | None, str]:
+    """(journal_dir, job) for this process's engine Targets: what set_up() handed down, or
+    no journal (None) in a process that no launcher set up."""
+    configured = os.environ.get("HPCIO_JOURNAL_DIR")
+    return (Path(configured) if configured else None), os.environ.get("HPCIO_JOB", "")
 
 
 @dataclass(frozen=True, slots=True)

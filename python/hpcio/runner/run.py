@@ -11,7 +11,7 @@ from collections.abc import Callable
 from hpcio import __version__, _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
-from hpcio.runner import ceiling, interrupts, lock, resources
+from hpcio.runner import ceiling, interrupts, journal, lock, resources
 from hpcio.runner.aggregate import phase_figures, summarize
 from hpcio.runner.pagecache import (
     cache_record,
@@ -35,12 +35,15 @@ Checkpoint = Callable[[ResultDocument], None]
 def open_target(run: RunSpec) -> _engine.Target:
     """This rank's engine handle on the run's target. Store options and credentials go to the
     engine only; they are never printed or recorded."""
+    journal_dir, job = journal.engine_options()
     try:
         return _engine.Target(
             run.target.url,
             direct=run.direct,
             in_flight=requests_in_flight(run),
             options=dict(run.target.options),
+            journal_dir=journal_dir,
+            job=job,
         )
     except ValueError as e:
         raise TargetError(f"target {run.target.url}: {e}") from None
