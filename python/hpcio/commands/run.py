@@ -247,14 +247,13 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:
     from hpcio.live.console import Console
-    from hpcio.runner.sweep import run_all
+    from hpcio.runner.sweep import resume, run_all
     from hpcio.runner.world import topology
-    from hpcio.spec.sweep import pending
 
     with commentary_to_stderr(args.output):
         todo = specs
         if args.command == "sweep" and world.rank == 0:
-            todo = pending(specs, results_io.done_runs(args.output))
+            todo = resume(specs, args.output)
             print(
                 f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
                 f"{args.output}, {len(todo)} to run"
