@@ -83,6 +83,7 @@ def launch_or_join(
         ranks: -n, None when not given.
         output: -o, None when not given; rank 0 first recovers what an older hpcio kept aside.
     """
+    from hpcio.runner import mpiexec
     from hpcio.runner import world as world_mod
 
     job = journal.set_up()  # before the launch: every rank inherits it
@@ -97,7 +98,7 @@ def launch_or_join(
         with _spooled(output) as written:
             before = _size(written)
             try:
-                code = world_mod.relaunch(ranks or 1, rank_argv)
+                code = mpiexec.relaunch(ranks or 1, rank_argv)
             except KeyboardInterrupt:
                 cleanup.clean_up_after(specs, job, written, before, stopped=True)
                 raise
@@ -132,6 +133,7 @@ def launch_groups(
         announce: called before each group starts.
         terminal_width: tell the ranks this terminal's width (their stdout is mpiexec's pipe).
     """
+    from hpcio.runner import mpiexec
     from hpcio.runner import world as world_mod
     from hpcio.runner.run import probe_target
     from hpcio.spec.suite import group_points
@@ -158,7 +160,7 @@ def launch_groups(
             before = _size(output)
             try:
                 with _launcher(template, ranks, per_node, terminal_width):
-                    code = world_mod.relaunch(ranks, group_argv(ranks, per_node))
+                    code = mpiexec.relaunch(ranks, group_argv(ranks, per_node))
             except KeyboardInterrupt:
                 cleanup.clean_up_after(group, job, output, before, stopped=True)
                 raise
