@@ -24,11 +24,13 @@ from hpcio.spec.target import TargetSpec
 _INTERRUPTED = 130
 
 
-def written_keys(specs: Sequence[RunSpec]) -> set[str]:
-    """The files or objects `specs` write: what a failed job may have left behind."""
+def written_keys(specs: Sequence[RunSpec]) -> list[str]:
+    """The files or objects `specs` write, each once, in the same order on every rank (ranks
+    share the removal out by position): what a run or a failed job leaves behind."""
     from hpcio.workloads import patterns
 
-    return {key for spec in specs if spec.writes for key in patterns.get(spec.pattern).keys(spec)}
+    keys = (key for spec in specs if spec.writes for key in patterns.get(spec.pattern).keys(spec))
+    return list(dict.fromkeys(keys))
 
 
 def after_failed_job(
@@ -68,7 +70,7 @@ def clean_up_after(
                       f"{target.url}", file=sys.stderr)  # fmt: skip
         if not spec.keep and spec.writes:
             with contextlib.suppress(OSError, HpcioError):  # `hpcio clean` removes the rest
-                open_target(spec).remove(sorted(written_keys(specs)))
+                open_target(spec).remove(written_keys(specs))
     if output and output != results_io.STDOUT:
         interrupted = results_io.interrupted_since(output, since)
         shown = "stdout" if output == os.environ.get(results_io.SPOOL_VARIABLE) else output

@@ -10,10 +10,10 @@ import socket
 from dataclasses import dataclass
 
 from hpcio.errors import SpecError
+from hpcio.runner.cleanup import written_keys
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
-from hpcio.workloads import patterns
 
 #: Buffers may take this share of the memory the node has available; the rest is for the
 #: plans, MPI, the page cache and everyone else on a shared node.
@@ -132,7 +132,7 @@ def disk_need(run: RunSpec, directory: str) -> int:
     if not run.writes:
         return 0
     existing = 0
-    for key in patterns.get(run.pattern).keys(run):
+    for key in written_keys([run]):
         with contextlib.suppress(OSError):
             existing += os.stat(os.path.join(directory, key)).st_size
     return max(0, run.file_bytes - existing)
