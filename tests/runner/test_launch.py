@@ -57,3 +57,48 @@ def test_resume_skips_what_is_done_and_takes_back_what_an_older_hpcio_kept_aside
     statuses = [json.loads(line)["status"] for line in finished.read_text().splitlines()]
     assert statuses == ["complete", "interrupted"]
     assert not finished.with_name(finished.name + ".partial").exists()
+
+
+SUITE = """\
+[[target]]
+url = "file:///nowhere"
+
+[grid]
+patterns = "mfmw"
+sizes = ["64KiB"]
+ranks = 2
+transfer = "64KiB"
+"""
+
+
+@pytest.mark.parametrize("command", ["run", "suite"])
+def test_a_launcher_killed_by_a_signal_is_said_alike_by_run_and_suite(
+    hpcio, error_line, target_dir, tmp_path, command
+):
+    """mpiexec itself dies from SIGKILL (exit code -9 to its parent), here at once."""
+    launcher = tmp_path / "dies"
+    launcher.write_text("#!/bin/sh\nkill -9 $$\n")
+    launcher.chmod(0o755)
+    suite = tmp_path / "s.toml"
+    suite.write_text(SUITE)
+    url, output = f"file://{target_dir}", tmp_path / "r.jsonl"
+    args = {
+        "run": (
+            "run",
+            "--pattern",
+            "mfmw",
+            "-n",
+            "2",
+            "--size-per-rank",
+            "64KiB",
+            "--transfer",
+            "64KiB",
+        ),
+        "suite": ("suite", "run", suite),
+    }[command]
+    done = hpcio(*args, "--target", url, "-o", output, env={"HPCIO_MPIEXEC": str(launcher)})
+    assert done.returncode != 0
+    said = done.stderr.splitlines()
+    assert said[0] == "hpcio: error: the MPI job failed: a rank was killed (signal 9)", said
+    assert said[1:] == [f"hpcio: no iteration had finished; nothing added to {output}"]
+    assert list(target_dir.iterdir()) == []
