@@ -12,7 +12,7 @@ import time
 
 import pytest
 from hpcio.runner.lock import LOCK_KEY
-from hpcio.runner.world import descendants
+from hpcio.runner.mpiexec import descendants
 
 pytestmark = pytest.mark.mpi
 

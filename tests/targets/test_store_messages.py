@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from hpcio.runner.world import descendants
+from hpcio.runner.mpiexec import descendants
 
 MiB = 1 << 20
 

@@ -160,7 +160,7 @@ def _iozone_specs(
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from hpcio.commands.run import launch_or_join
+    from hpcio.runner.launch import launch_or_join
 
     if args.output == results_io.STDOUT:
         raise SpecError("hpcio profile prints its tables on stdout: give -o a file, not -")
@@ -169,7 +169,9 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
         raise SpecError(f"-n must be at least 1, got {args.ranks}")
     todo = specs(args, args.ranks or 1)
     check_output(args.output)
-    return launch_or_join(args, argv, todo, _execute)
+    return launch_or_join(
+        todo, argv, lambda world, specs: _execute(world, args, specs), args.ranks, args.output
+    )
 
 
 def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:

@@ -5,18 +5,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import json
 import os
 import stat
 import sys
-import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hpcio.commands import options
-from hpcio.errors import HpcioError, SpecError
+from hpcio.errors import SpecError
 from hpcio.results import io as results_io
-from hpcio.runner import journal
+from hpcio.runner import launch
 from hpcio.spec import options as spec_options
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec
 from hpcio.spec.options import Option
@@ -52,11 +50,6 @@ def add_store_option_argument(p: argparse.ArgumentParser) -> None:
     )
 
 
-#: How the self-launch hands --store-option pairs to its ranks: in their environment (readable
-#: by the user alone, /proc/PID/environ), not in their argv (readable by all, ps).
-STORE_OPTIONS_VARIABLE = "HPCIO_STORE_OPTIONS"
-
-
 def store_options(pairs: Sequence[str]) -> dict[str, str]:
     """--store-option key=value pairs (after those the launching hpcio passed in the
     environment) as a dict; later ones win.
@@ -73,25 +66,7 @@ def store_options(pairs: Sequence[str]) -> dict[str, str]:
                 "not shown, as it may hold a secret)"
             )
         options[key.strip()] = value
-    # The launching hpcio checked these pairs before it passed them on.
-    inherited = json.loads(os.environ.get(STORE_OPTIONS_VARIABLE, "[]"))
-    return {**dict(p.split("=", 1) for p in inherited), **options}
-
-
-def argv_without_store_options(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """`argv` less its --store-option pairs, and the pairs: what the ranks get on their command
-    line and what they get in their environment."""
-    kept: list[str] = []
-    pairs: list[str] = []
-    words = iter(argv)
-    for word in words:
-        if word == "--store-option":
-            pairs.append(next(words, ""))
-        elif word.startswith("--store-option="):
-            pairs.append(word.removeprefix("--store-option="))
-        else:
-            kept.append(word)
-    return kept, pairs
+    return {**launch.inherited_store_options(), **options}
 
 
 #: The workloads `--pattern` names (`hpcio sweep` and suites cross them with sizes).
@@ -235,126 +210,20 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         raise SpecError("sweep needs -o FILE: it appends there and resumes from it")
     specs = _specs(args, args.ranks or 1)  # validates options before anything starts
     check_output(args.output)
-    return launch_or_join(args, argv, specs, _execute)
-
-
-def launch_or_join(
-    args: argparse.Namespace,
-    argv: Sequence[str],
-    specs: list[RunSpec],
-    execute: Callable[[Comm, argparse.Namespace, list[RunSpec]], int],
-) -> int:
-    """Outside an MPI job with -n > 1: probe the target, start hpcio again under mpiexec and
-    clean up after the job if it fails. Inside one (or with one rank): run `execute` here.
-
-    Args:
-        args: parsed options with `ranks` (-n) and `output` (-o).
-        argv: the command line, passed unchanged to the ranks.
-        specs: validated runs; their `ranks` is set to the MPI world's size here.
-        execute: runs the specs on this rank, inside abort_on_error.
-    """
-    from hpcio.runner import world as world_mod
-
-    ranks = args.ranks or 1
-    job = journal.set_up()  # before the launch: every rank inherits it
-    if not world_mod.inside_mpi_job() and ranks > 1:
-        from hpcio.runner.run import probe_target
-
-        if args.output:
-            results_io.recover_partial(args.output)
-        probe_target(specs[0])
-        rank_argv, pairs = argv_without_store_options(argv)
-        os.environ[STORE_OPTIONS_VARIABLE] = json.dumps(pairs)  # the ranks inherit it
-        with _spooled(args.output) as output:
-            before = _size(output)
-            try:
-                code = world_mod.relaunch(ranks, rank_argv)
-            except KeyboardInterrupt:
-                clean_up_after(specs, job, output, before, stopped=True)
-                raise
-            if (code > 128 or code < 0) and code != 130:
-                # A rank died from a signal and could not say so itself.
-                signal_number = code - 128 if code > 128 else -code
-                print(
-                    f"hpcio: error: the MPI job failed: a rank was killed (signal {signal_number})",
-                    file=sys.stderr,
-                )
-            if code != 0:
-                clean_up_after(specs, job, output, before, stopped=code > 128 or code < 0)
-            return code
-
-    world = world_mod.open_world()
-    if args.ranks is not None and args.ranks != world.size:
-        raise SpecError(f"-n {args.ranks} but the MPI job has {world.size} ranks")
-    specs = [dataclasses.replace(s, ranks=world.size) for s in specs]
-    with world_mod.abort_on_error(world):
-        return execute(world, args, specs)
-
-
-@contextlib.contextmanager
-def _spooled(output: str | None) -> Iterator[str | None]:
-    """-o -: the file rank 0 writes the documents to (results/io.py SPOOL_VARIABLE), printed
-    once the job has ended however it ended; any other -o as it is."""
-    if output != results_io.STDOUT:
-        yield output
-        return
-    fd, spool = tempfile.mkstemp(prefix="hpcio-stdout-", suffix=".jsonl")
-    os.close(fd)
-    os.environ[results_io.SPOOL_VARIABLE] = spool  # the ranks inherit it
-    try:
-        yield spool
-    finally:
-        results_io.print_spooled(spool)
-        os.unlink(spool)
-        del os.environ[results_io.SPOOL_VARIABLE]
-
-
-def _size(path: str | None) -> int:
-    try:
-        return os.path.getsize(path) if path else 0
-    except OSError:
-        return 0
-
-
-def clean_up_after(
-    specs: list[RunSpec], job: str, output: str | None, since: int = 0, stopped: bool = False
-) -> None:
-    """The MPI job failed or was `stopped` by a signal: abort the uploads its ranks could not,
-    remove the files they left (unless --keep), and say where the iterations it finished are
-    (rank 0 wrote them to `output`, after byte `since`, as they finished)."""
-    from hpcio.runner.run import open_target
-    from hpcio.runner.sweep import finished_iterations, say_kept
-
-    for spec in {s.target.url: s for s in specs}.values():
-        target = spec.target
-        if target.is_object_store and target.kind != "memory":
-            aborted = journal.abort_abandoned(target.url, target.options, job)
-            if aborted:
-                print(f"hpcio: aborted {len(aborted)} incomplete upload(s) the job left on "
-                      f"{target.url}", file=sys.stderr)  # fmt: skip
-        if not spec.keep and spec.writes:
-            keys = {k for s in specs if s.writes for k in registry.get(s.workload).keys(s)}
-            with contextlib.suppress(OSError, HpcioError):  # `hpcio clean` removes the rest
-                open_target(spec).remove(sorted(keys))
-    if output and output != results_io.STDOUT:
-        interrupted = results_io.interrupted_since(output, since)
-        shown = "stdout" if output == os.environ.get(results_io.SPOOL_VARIABLE) else output
-        if interrupted is not None or stopped:
-            say_kept(shown, finished_iterations(interrupted) if interrupted else 0)
+    return launch.launch_or_join(
+        specs, argv, lambda world, todo: _execute(world, args, todo), args.ranks, args.output
+    )
 
 
 def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:
     from hpcio.live.console import Console
-    from hpcio.runner.sweep import run_all
+    from hpcio.runner.sweep import resume, run_all
     from hpcio.runner.world import topology
-    from hpcio.spec.sweep import pending
 
     with commentary_to_stderr(args.output):
         todo = specs
-        if args.output and world.rank == 0:
-            results_io.recover_partial(args.output)  # a run launched by hand that did not end
         if args.command == "sweep" and world.rank == 0:
-            todo = pending(specs, results_io.done_runs(args.output))
+            todo = resume(specs, args.output)
             print(
                 f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
                 f"{args.output}, {len(todo)} to run"

@@ -4,18 +4,14 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import math
-import os
-import shutil
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hpcio.commands.run import check_output
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
-from hpcio.spec.suite import Suite, describe, group_points, load_suite
+from hpcio.spec.suite import Suite, describe, load_suite
 from hpcio.workloads import registry
 
 if TYPE_CHECKING:
@@ -66,16 +62,17 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     suite = load_suite(args.suite, scale=args.scale, targets=args.target)
     if args.suite_command == "show":
         return _show(suite, args.output)
-    from hpcio.runner import world as world_mod
+    from hpcio.runner import launch
+    from hpcio.runner.world import inside_mpi_job
 
     check_output(args.output)
-    if args.group is not None or world_mod.inside_mpi_job():
-        world = world_mod.open_world()
+    if args.group is not None or inside_mpi_job():
         group = _parse_group(args.group) if args.group is not None else None
-        if group is not None and group[0] != world.size:
-            raise SpecError(f"--group {args.group} but the MPI job has {world.size} ranks")
-        with world_mod.abort_on_error(world):
-            return _execute(world, args, suite, group)
+        return launch.join(
+            lambda world: _execute(world, args, suite, group),
+            group[0] if group is not None else None,
+            f"--group {args.group}",
+        )
     return _launch(args, argv, suite)
 
 
@@ -92,14 +89,10 @@ def _show(suite: Suite, output: str | None) -> int:
 def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
     """Outside MPI: run each (ranks, ranks per node) group that has points left in one
     mpiexec launch of this same command (a single rank runs here, without MPI)."""
-    from hpcio.results import io as results_io
-    from hpcio.runner import journal
-    from hpcio.runner import world as world_mod
-    from hpcio.runner.run import probe_target
+    from hpcio.runner.launch import launch_groups
+    from hpcio.runner.sweep import resume
 
-    job = journal.set_up()  # before any launch: every rank inherits it
-    results_io.recover_partial(args.output)
-    todo = _pending(suite.points, args.output)
+    todo = resume(suite.points, args.output)
     scale = f" at scale {suite.scale}" if suite.scale else ""
     print(
         f"hpcio suite: {suite.name}{scale}: {len(suite.points)} points, "
@@ -108,77 +101,29 @@ def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
     )
     if not todo:
         return 0
-    for point in {p.target.url: p for p in todo}.values():
-        probe_target(point)  # before any launch: a missing directory is one line, at once
     display = args.display
     if display == "auto":
         display = "bar" if sys.stdout.isatty() else "lines"
-    template = os.environ.get("HPCIO_MPIEXEC", "")
-    if any(p.ranks_per_node for p in todo) and "{ppn}" not in template:
-        print(
-            "hpcio suite: ranks per node are recorded in each point, not enforced: every rank "
-            "runs on this machine (to place them, set HPCIO_MPIEXEC with {ppn}, see "
-            "docs/suites.md)",
-            flush=True,
-        )
-    for (ranks, per_node), points in group_points(todo).items():
+
+    def announce(ranks: int, per_node: int | None, points: list[RunSpec]) -> None:
         layout = f", {per_node} per node" if per_node else ""
         print(f"hpcio suite: {ranks} rank(s){layout}: {len(points)} point(s)", flush=True)
-        if ranks == 1:
-            serial = world_mod.SerialComm()
-            with world_mod.abort_on_error(serial):
-                code = _execute(serial, args, suite, (1, per_node), display)
-        else:
-            child = [*argv, "--group", f"{ranks}:{per_node or 0}", "--display", display]
-            before = os.path.getsize(args.output) if os.path.exists(args.output) else 0
-            try:
-                with _launcher(template, ranks, per_node, display):
-                    code = world_mod.relaunch(ranks, child)
-            except KeyboardInterrupt:
-                _after_failed_launch(0, points, job, args.output, before, stopped=True)
-                raise
-        if code:
-            _after_failed_launch(code, points, job, args.output, before if ranks > 1 else 0)
-            return code
+
+    def group_argv(ranks: int, per_node: int | None) -> list[str]:
+        return [*argv, "--group", f"{ranks}:{per_node or 0}", "--display", display]
+
+    code = launch_groups(
+        todo,
+        args.output,
+        group_argv,
+        lambda world, group: _execute(world, args, suite, group, display),
+        announce,
+        terminal_width=display == "bar",
+    )
+    if code:
+        return code
     print(f"hpcio suite: done; {len(suite.points)} points in {args.output}", flush=True)
     return 0
-
-
-def _after_failed_launch(
-    code: int, points: list[RunSpec], job: str, output: str, since: int, stopped: bool = False
-) -> None:
-    """What `hpcio run` does when its MPI job fails or is interrupted: say if a rank was
-    killed, abort the uploads the job left open, remove its files, keep its finished
-    iterations (status interrupted, run again on resume)."""
-    # Shared with `hpcio run` rather than copied, so both clean up alike.
-    from hpcio.commands.run import clean_up_after
-
-    if code > 128 and code != 130:
-        print(
-            f"hpcio: error: the MPI job failed: a rank was killed (signal {code - 128})",
-            file=sys.stderr,
-        )
-    clean_up_after(points, job, output, since, stopped=stopped or code > 128)
-
-
-@contextlib.contextmanager
-def _launcher(template: str, ranks: int, per_node: int | None, display: str) -> Iterator[None]:
-    """HPCIO_MPIEXEC with {ppn} and {nodes} filled in for this group, and the terminal's
-    width for the child's bar (its stdout is mpiexec's pipe, so it cannot ask)."""
-    saved = {name: os.environ.get(name) for name in ("HPCIO_MPIEXEC", "COLUMNS")}
-    try:
-        if "{ppn}" in template or "{nodes}" in template:
-            ppn = per_node or ranks
-            os.environ["HPCIO_MPIEXEC"] = template.format(ppn=ppn, nodes=math.ceil(ranks / ppn))
-        if display == "bar":
-            os.environ["COLUMNS"] = str(shutil.get_terminal_size().columns)
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _execute(
@@ -190,15 +135,12 @@ def _execute(
 ) -> int:
     """Run this job's share of the points still to do; rank 0 shows progress and appends."""
     from hpcio.live.progress import SuiteProgress
-    from hpcio.results import io as results_io
-    from hpcio.runner.sweep import run_all
+    from hpcio.runner.sweep import resume, run_all
 
     todo: list[RunSpec] = []
     progress = None
     if world.rank == 0:
-        # A launch by hand that did not end left its finished iterations aside: keep them.
-        results_io.recover_partial(args.output)
-        remaining = _pending(suite.points, args.output)
+        remaining = resume(suite.points, args.output)
         if group is not None:
             todo = [p for p in remaining if (p.ranks, p.ranks_per_node) == group]
         else:

@@ -9,6 +9,7 @@ import os
 import socket
 
 from hpcio.errors import SpecError
+from hpcio.runner.cleanup import written_keys
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
@@ -67,7 +68,7 @@ def disk_need(run: RunSpec, directory: str) -> int:
         return 0
     workload = registry.get(run.workload)
     existing = 0
-    for key in workload.keys(run):
+    for key in written_keys([run]):
         with contextlib.suppress(OSError):
             existing += os.stat(os.path.join(directory, key)).st_size
     return max(0, workload.stored_bytes(run) - existing)

@@ -13,6 +13,7 @@ from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
 from hpcio.runner import ceiling, interrupts, journal, lock, resources
 from hpcio.runner.aggregate import phase_figures, summarize
+from hpcio.runner.cleanup import written_keys
 from hpcio.runner.pagecache import (
     cache_record,
     check_drop_caches,
@@ -198,7 +199,7 @@ def execute(
                     if progress:
                         progress(result)
             if not run.keep and rewrites:
-                _remove(world, target, run, workload)
+                _remove(world, target, run)
             if checkpoint is not None and world.rank == 0:
                 checkpoint(document("interrupted"))
     except KeyboardInterrupt:
@@ -207,14 +208,14 @@ def execute(
         if interrupted is not None:
             interrupted()
         if not run.keep and run.writes:
-            _remove_after_interrupt(world, target, run, workload)
+            _remove_after_interrupt(world, target, run)
         raise
     except BaseException:
         if not run.keep and run.writes and not rewrites:
-            _remove(world, target, run, workload)
+            _remove(world, target, run)
         raise
     if not run.keep and run.writes and not rewrites:
-        _remove(world, target, run, workload)
+        _remove(world, target, run)
 
     if world.rank != 0:
         return None
@@ -277,25 +278,23 @@ def _phase(
     failure = world.bcast(failure)
     if failure:
         if not run.keep and run.writes:
-            _remove(world, target, run, workload)
+            _remove(world, target, run)
         raise RunFailedError(failure)
     return figures
 
 
-def _remove(world: Comm, target: _engine.Target, run: RunSpec, workload: Workload) -> None:
+def _remove(world: Comm, target: _engine.Target, run: RunSpec) -> None:
     """Every rank removes its share of the files, then all wait (outside any timed phase)."""
-    keys = workload.keys(run)
+    keys = written_keys([run])
     # Threaded: unlinking can wait seconds for the file system's journal, signals must not.
     interrupts.wait_for(lambda: target.remove(keys[world.rank :: world.size]))
     world.barrier()
 
 
-def _remove_after_interrupt(
-    world: Comm, target: _engine.Target, run: RunSpec, workload: Workload
-) -> None:
+def _remove_after_interrupt(world: Comm, target: _engine.Target, run: RunSpec) -> None:
     """Each rank removes its share without waiting for the others, which may be gone; rank 0
     removes every file, in case another rank was killed before it could."""
-    keys = workload.keys(run)
+    keys = written_keys([run])
     mine = keys if world.rank == 0 else keys[world.rank :: world.size]
     with contextlib.suppress(OSError):  # `hpcio clean` removes what is left
         target.remove(mine)

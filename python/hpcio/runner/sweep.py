@@ -7,9 +7,11 @@ from collections.abc import Callable, Sequence
 
 from hpcio.results import io as results_io
 from hpcio.results.schema import ResultDocument
+from hpcio.runner.cleanup import finished_iterations, say_kept
 from hpcio.runner.run import Progress, execute
 from hpcio.runner.world import Comm, launched_by_hpcio
 from hpcio.spec.model import RunSpec
+from hpcio.spec.sweep import pending
 
 
 def run_all(
@@ -48,13 +50,8 @@ def run_all(
     return documents
 
 
-def finished_iterations(document: ResultDocument) -> int:
-    return len({p.iteration for p in document.phases})
-
-
-def say_kept(output: str, iterations: int) -> None:
-    if iterations:
-        print(f"hpcio: kept the {iterations} finished iteration(s) in {output} "
-              "(status interrupted)", file=sys.stderr)  # fmt: skip
-    else:
-        print(f"hpcio: no iteration had finished; nothing added to {output}", file=sys.stderr)
+def resume(specs: Sequence[RunSpec], output: str) -> list[RunSpec]:
+    """The specs without a complete document in `output` (interrupted ones run again), once
+    the finished iterations an older hpcio kept aside in OUTPUT.partial are back in it."""
+    results_io.recover_partial(output)
+    return pending(specs, results_io.done_runs(output))

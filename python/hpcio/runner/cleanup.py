@@ -1,0 +1,142 @@
+"""What runs leave behind and who removes it: the launching hpcio after an MPI job that failed
+or was stopped (it says how the job ended, aborts the uploads its ranks left open, removes the
+files they wrote and says which finished iterations the results file kept), and `hpcio clean`
+(every file and upload of hpcio's under a target)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hpcio import _engine
+from hpcio.errors import HpcioError, TargetError
+from hpcio.results import io as results_io
+from hpcio.results.schema import ResultDocument
+from hpcio.runner import journal
+from hpcio.runner.lock import LOCK_KEY
+from hpcio.spec.model import RunSpec
+from hpcio.spec.target import TargetSpec
+
+#: The exit code of a job stopped by SIGINT: the launcher has said so already.
+_INTERRUPTED = 130
+
+
+def written_keys(specs: Sequence[RunSpec]) -> list[str]:
+    """The files or objects `specs` write, each once, in the same order on every rank (ranks
+    share the removal out by position): what a run or a failed job leaves behind."""
+    from hpcio.workloads import registry
+
+    keys = (key for spec in specs if spec.writes for key in registry.get(spec.workload).keys(spec))
+    return list(dict.fromkeys(keys))
+
+
+def after_failed_job(
+    code: int, specs: Sequence[RunSpec], job: str, output: str | None, since: int = 0
+) -> None:
+    """mpiexec ended with `code` (non-zero): say if a rank was killed, then clean up after
+    the job (a signal's death counts as stopped: its ranks could not keep their iterations)."""
+    killed = code > 128 or code < 0
+    if killed and code != _INTERRUPTED:
+        # A rank died from a signal and could not say so itself.
+        signal_number = code - 128 if code > 128 else -code
+        print(
+            f"hpcio: error: the MPI job failed: a rank was killed (signal {signal_number})",
+            file=sys.stderr,
+        )
+    clean_up_after(specs, job, output, since, stopped=killed)
+
+
+def clean_up_after(
+    specs: Sequence[RunSpec],
+    job: str,
+    output: str | None,
+    since: int = 0,
+    stopped: bool = False,
+) -> None:
+    """The MPI job failed or was `stopped` by a signal: abort the uploads its ranks could not,
+    remove the files they left (unless --keep), and say where the iterations it finished are
+    (rank 0 wrote them to `output`, after byte `since`, as they finished)."""
+    from hpcio.runner.run import open_target
+
+    for spec in {s.target.url: s for s in specs}.values():
+        target = spec.target
+        if target.is_object_store and target.kind != "memory":
+            aborted = journal.abort_abandoned(target.url, target.options, job)
+            if aborted:
+                print(f"hpcio: aborted {len(aborted)} incomplete upload(s) the job left on "
+                      f"{target.url}", file=sys.stderr)  # fmt: skip
+        if not spec.keep and spec.writes:
+            with contextlib.suppress(OSError, HpcioError):  # `hpcio clean` removes the rest
+                open_target(spec).remove(written_keys(specs))
+    if output and output != results_io.STDOUT:
+        interrupted = results_io.interrupted_since(output, since)
+        shown = "stdout" if output == os.environ.get(results_io.SPOOL_VARIABLE) else output
+        if interrupted is not None or stopped:
+            say_kept(shown, finished_iterations(interrupted) if interrupted else 0)
+
+
+def finished_iterations(document: ResultDocument) -> int:
+    return len({p.iteration for p in document.phases})
+
+
+def say_kept(output: str, iterations: int) -> None:
+    if iterations:
+        print(f"hpcio: kept the {iterations} finished iteration(s) in {output} "
+              "(status interrupted)", file=sys.stderr)  # fmt: skip
+    else:
+        print(f"hpcio: no iteration had finished; nothing added to {output}", file=sys.stderr)
+
+
+#: Every name is_own_key accepts starts with this: the store lists only these.
+OWN_PREFIX = "hpcio-"
+
+
+@dataclass(frozen=True, slots=True)
+class Leftovers:
+    """What `clean_target` found under a target, and removed unless it was a dry run."""
+
+    #: Keys with an incomplete upload the store itself lists.
+    uploads: list[str]
+    #: Keys whose upload this node's journal held (aborted; none in a dry run).
+    journaled: list[str]
+    #: hpcio's own files or objects, and the lock a killed run left.
+    keys: list[str]
+    #: How many of `keys` went (0 in a dry run).
+    removed: int
+
+
+def clean_target(spec: TargetSpec, dry_run: bool = False) -> Leftovers:
+    """Abort the incomplete uploads of hpcio's objects under `spec` and remove hpcio's own
+    files or objects there, nothing else (`dry_run`: only find them).
+
+    Raises:
+        TargetError: the store could not be listed or refused a request.
+    """
+    from hpcio.workloads.registry import is_own_key
+
+    try:
+        target = _engine.Target(spec.url, options=dict(spec.options))
+        # A run's lock goes too: one a killed run left on an object store would block the next.
+        keys = [k for k in target.list(OWN_PREFIX) if is_own_key(k) or k == LOCK_KEY]
+        # S3 bills for the parts of an upload never completed or aborted: the store's own list
+        # finds those of runs on any node; the journal those of this node on other stores.
+        uploads = [(k, i) for k, i in target.list_uploads(OWN_PREFIX) if is_own_key(k)]
+        if not dry_run:
+            for key, upload_id in uploads:
+                target.abort_upload(key, upload_id)
+        removed = 0 if dry_run else target.remove(keys)
+        journaled = [] if dry_run else journal.abort_abandoned(spec.url, spec.options)
+    except OSError as e:
+        raise TargetError(f"clean: {_plain(e)}") from None
+    except ValueError as e:
+        raise TargetError(f"clean {spec.url}: {e}") from None
+    return Leftovers([key for key, _ in uploads], journaled, keys, removed)
+
+
+def _plain(e: OSError) -> str:
+    """The engine's message without Python's "[Errno N]" and Rust's "(os error N)"."""
+    text = e.strerror or str(e)
+    return text.replace(f" (os error {e.errno})", "") if e.errno else text

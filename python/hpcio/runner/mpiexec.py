@@ -1,0 +1,168 @@
+"""Start hpcio again under mpiexec on this machine and end the job cleanly: the launcher's
+command line, signals passed on exactly once, the job's stdout forwarded."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+
+from hpcio.errors import LaunchError
+from hpcio.runner import interrupts
+
+
+def launch_command(ranks: int, argv: Sequence[str]) -> list[str]:
+    """The mpiexec command that runs `hpcio argv` on `ranks` ranks on this machine.
+
+    HPCIO_MPIEXEC overrides the launcher (for example "mpiexec --hostfile hosts").
+    """
+    launcher = os.environ.get("HPCIO_MPIEXEC", "").split()
+    if launcher and shutil.which(launcher[0]) is None:
+        raise LaunchError(
+            f"HPCIO_MPIEXEC names '{launcher[0]}', which is not a program on PATH; set it to "
+            'your launcher (e.g. "mpiexec --hostfile hosts") or unset it to use mpiexec'
+        )
+    if not launcher:
+        found = shutil.which("mpiexec") or shutil.which("mpirun")
+        if found is None:
+            raise LaunchError("-n needs mpiexec on PATH (run scripts/setup, or launch with srun)")
+        launcher = [found]
+        if _is_open_mpi(found):
+            # Open MPI refuses root and more ranks than cores unless told; -q keeps its
+            # multi-line notices off stderr when a rank exits non-zero.
+            launcher.append("-q")
+            if os.geteuid() == 0:
+                launcher.append("--allow-run-as-root")
+            if ranks > (os.cpu_count() or 1):
+                launcher.append("--oversubscribe")
+            for name in ("HPCIO_STORE_OPTIONS", "HPCIO_STDOUT_SPOOL"):
+                if name in os.environ:
+                    # Open MPI passes the environment to ranks on other nodes only when told.
+                    launcher += ["-x", name]
+    return [*launcher, "-n", str(ranks), sys.executable, "-m", "hpcio", *argv]
+
+
+def _is_open_mpi(mpiexec: str) -> bool:
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "Open MPI" in out.stdout or "OpenRTE" in out.stdout
+
+
+_OPEN_MPI_KILL_DELAY = "OMPI_MCA_odls_base_sigkill_timeout"
+_KILL_DELAY_S = 5
+
+
+def relaunch(ranks: int, argv: Sequence[str]) -> int:
+    """Run hpcio again under mpiexec with `ranks` ranks; its exit code.
+
+    mpiexec runs in its own process group and dies with this process, so that it gets each
+    stop exactly once: Open MPI's mpiexec treats a second SIGINT or SIGTERM as "exit now" and
+    leaves its ranks running. On the first SIGINT or SIGTERM this process sends SIGTERM to the
+    ranks on this node at once (Open MPI's mpiexec would only 1 s later, and SIGKILL them 1 s
+    after that), then to mpiexec, waits (bounded) for the job to end, and raises Interrupted.
+
+    Raises:
+        Interrupted: this process was told to stop; the job has ended.
+    """
+    env = dict(os.environ, HPCIO_LAUNCHED="1")
+    # Open MPI's mpiexec gives ranks this long between SIGTERM and SIGKILL (default 1 s):
+    # too short to remove the run's files on a loaded node.
+    env.setdefault(_OPEN_MPI_KILL_DELAY, str(_KILL_DELAY_S))
+    # Its own process group is a background one: no stdin, which it would stop to read.
+    job = subprocess.Popen(
+        launch_command(ranks, argv), env=env, stdin=subprocess.DEVNULL, process_group=0,
+        preexec_fn=interrupts.die_with_parent, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    assert job.stdout is not None
+    forwarder = threading.Thread(target=_forward, args=(job.stdout.fileno(),), daemon=True)
+    forwarder.start()
+    received: list[int] = []
+
+    def forward(signal_number: int, _frame: object) -> None:
+        if not received:
+            received.append(signal_number)
+            for pid in [p for p in descendants(job.pid) if _runs_hpcio(p)] + [job.pid]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+
+    saved = {number: signal.signal(number, forward) for number in interrupts.SIGNALS}
+    try:
+        code = job.wait()
+        forwarder.join(timeout=30)  # what the ranks printed last
+    finally:
+        if received and job.poll() is None:
+            _end(job)
+        for number, handler in saved.items():
+            signal.signal(number, handler)
+    if received:
+        raise interrupts.Interrupted(received[0])
+    return code
+
+
+#: Open MPI's mpiexec stops its ranks in two of its kill delays (SIGCONT, wait, SIGTERM, wait,
+#: SIGKILL).
+_STOP_GRACE_S = 30.0
+
+
+def _end(job: subprocess.Popen[bytes]) -> None:
+    """The job did not end after SIGTERM: kill mpiexec and everything it started here."""
+    try:
+        job.wait(timeout=_STOP_GRACE_S)
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    for pid in [*descendants(job.pid), job.pid]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    job.wait()
+
+
+def _runs_hpcio(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            words = cmdline.read().split(b"\0")
+    except OSError:
+        return False
+    return words[1:3] == [b"-m", b"hpcio"]
+
+
+def descendants(pid: int) -> list[int]:
+    """Processes under `pid` on this machine, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _forward(job_stdout: int) -> None:
+    """Copy the job's stdout to ours. When our reader goes away (`hpcio sweep ... | head`),
+    go on draining it into nothing: mpiexec itself aborts the job, with a backtrace, on a
+    write to a closed pipe, and the run and its result documents matter more than the
+    commentary."""
+    ours = sys.stdout.fileno()
+    while chunk := os.read(job_stdout, 1 << 16):
+        try:
+            while chunk:
+                chunk = chunk[os.write(ours, chunk) :]
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, ours)
+            os.close(devnull)

@@ -1,0 +1,100 @@
+"""What the launching hpcio does after a failed or stopped job, and `hpcio clean`'s work: on a
+real file target, with a real result document, no MPI."""
+
+import dataclasses
+import json
+
+import pytest
+from hpcio.runner import cleanup
+from hpcio.spec.model import RunSpec
+from hpcio.spec.target import TargetSpec
+from hpcio.workloads import patterns
+
+MiB = 1 << 20
+
+
+def spec(target_dir, **changes) -> RunSpec:
+    base = RunSpec("mfmw", TargetSpec.from_url(f"file://{target_dir}"), 2, MiB, 256 << 10)
+    return dataclasses.replace(base, **changes).validate()
+
+
+def leave_files(target_dir, run: RunSpec) -> set[str]:
+    keys = cleanup.written_keys([run])
+    for key in keys:
+        (target_dir / key).write_bytes(b"x")
+    return set(keys)
+
+
+def test_written_keys_are_the_files_of_every_rank_once_in_the_workloads_order(target_dir):
+    one, two = spec(target_dir), spec(target_dir, files_per_rank=2)
+    keys = cleanup.written_keys([one, two, one])
+    # Ranks share the removal out by position: the order must not depend on the process.
+    assert keys == patterns.get("mfmw").keys(one) + patterns.get("mfmw").keys(two)
+    assert len(set(keys)) == len(keys) == 2 + 2 * 2
+    assert all(key.startswith(cleanup.OWN_PREFIX) for key in keys)
+
+
+def test_a_run_that_only_reads_wrote_nothing(target_dir):
+    assert cleanup.written_keys([spec(target_dir, phases=("read",))]) == []
+
+
+@pytest.mark.parametrize("code, signal_number", [(137, 9), (-15, 15)])
+def test_a_killed_rank_is_named_and_its_files_removed(target_dir, capsys, code, signal_number):
+    run = spec(target_dir)
+    leave_files(target_dir, run)
+    (target_dir / "users-own.dat").write_bytes(b"keep me")
+
+    cleanup.after_failed_job(code, [run], "job", None)
+
+    said = capsys.readouterr().err.splitlines()
+    assert said == [f"hpcio: error: the MPI job failed: a rank was killed (signal {signal_number})"]
+    assert [p.name for p in target_dir.iterdir()] == ["users-own.dat"]
+
+
+def test_an_interrupted_job_is_not_called_killed_and_keep_keeps(target_dir, capsys):
+    run = spec(target_dir, keep=True)
+    keys = leave_files(target_dir, run)
+
+    cleanup.after_failed_job(130, [run], "job", None)
+
+    assert capsys.readouterr().err == ""
+    assert {p.name for p in target_dir.iterdir()} == keys
+
+
+def test_the_iterations_kept_are_read_back_from_the_results_file(
+    target_dir, tmp_path, hpcio, capsys
+):
+    output = tmp_path / "results.jsonl"
+    url = f"file://{target_dir}"
+    more = ("--size-per-rank", "256KiB", "--transfer", "256KiB", "-i", "2", "-q", "-o", output)
+    done = hpcio("run", "--pattern", "mfmw", "--target", url, *more)
+    assert done.returncode == 0, done.stderr
+    since = output.stat().st_size
+    record = json.loads(output.read_text())
+    with output.open("a") as results:  # as rank 0 leaves a run stopped after two iterations
+        results.write(json.dumps(dict(record, status="interrupted")) + "\n")
+
+    cleanup.clean_up_after([spec(target_dir)], "job", str(output), since)
+    end = output.stat().st_size
+    cleanup.clean_up_after([spec(target_dir)], "job", str(output), end, stopped=True)
+
+    said = capsys.readouterr().err.splitlines()
+    assert said == [
+        f"hpcio: kept the 2 finished iteration(s) in {output} (status interrupted)",
+        f"hpcio: no iteration had finished; nothing added to {output}",
+    ]
+
+
+def test_clean_target_removes_only_hpcios_own_files(target_dir):
+    run = spec(target_dir)
+    keys = leave_files(target_dir, run)
+    (target_dir / "hpcio-notes.txt").write_text("a user's file with hpcio's prefix")
+    target = TargetSpec.from_url(f"file://{target_dir}")
+
+    seen = cleanup.clean_target(target, dry_run=True)
+    assert (set(seen.keys), seen.removed) == (keys, 0)
+    assert len(list(target_dir.iterdir())) == len(keys) + 1
+
+    done = cleanup.clean_target(target)
+    assert (set(done.keys), done.removed, done.uploads, done.journaled) == (keys, 2, [], [])
+    assert [p.name for p in target_dir.iterdir()] == ["hpcio-notes.txt"]

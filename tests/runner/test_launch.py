@@ -1,0 +1,104 @@
+"""What the launching hpcio hands its ranks, and where a resumed sweep or suite starts; no MPI
+(tests/mpi/test_interrupts.py and test_suites.py launch real jobs)."""
+
+import json
+
+import pytest
+from hpcio.commands.run import store_options
+from hpcio.runner import launch
+from hpcio.runner.sweep import resume
+from hpcio.spec.model import RunSpec
+from hpcio.spec.target import TargetSpec
+
+
+def test_store_options_leave_the_ranks_command_line():
+    argv = ["run", "--store-option", "secret_access_key=s3cr3t", "-n", "2",
+            "--store-option=region=eu", "--target", "s3://b/p"]  # fmt: skip
+    kept, pairs = launch.argv_without_store_options(argv)
+    assert kept == ["run", "-n", "2", "--target", "s3://b/p"]
+    assert pairs == ["secret_access_key=s3cr3t", "region=eu"]
+
+
+def test_ranks_take_the_pairs_from_their_environment_and_their_own_win(monkeypatch):
+    monkeypatch.setenv(launch.STORE_OPTIONS_VARIABLE, json.dumps(["region=eu", "token=a=b"]))
+    assert launch.inherited_store_options() == {"region": "eu", "token": "a=b"}
+    assert store_options(["region=us"]) == {"region": "us", "token": "a=b"}
+
+
+def test_no_pairs_outside_a_launch(monkeypatch):
+    monkeypatch.delenv(launch.STORE_OPTIONS_VARIABLE, raising=False)
+    assert launch.inherited_store_options() == {}
+
+
+@pytest.fixture
+def finished(tmp_path, hpcio):
+    """A results file with one complete mfmw document of 256 KiB per rank."""
+    target = tmp_path / "target"
+    target.mkdir()
+    output = tmp_path / "results.jsonl"
+    more = ("--size-per-rank", "256KiB", "--transfer", "256KiB", "-q", "-o", output)
+    done = hpcio("run", "--pattern", "mfmw", "--target", f"file://{target}", *more)
+    assert done.returncode == 0, done.stderr
+    return output
+
+
+def test_resume_skips_what_is_done_and_takes_back_what_an_older_hpcio_kept_aside(finished):
+    record = json.loads(finished.read_text())
+    target = TargetSpec.from_url(record["run"]["target"]["url"])
+    done = RunSpec("mfmw", target, 1, 256 << 10, 256 << 10)
+    todo = RunSpec("mfmw", target, 1, 512 << 10, 256 << 10)
+    assert resume([done, todo], str(finished)) == [todo]
+
+    # hpcio 0.1 kept a stopped run's finished iterations in FILE.partial.
+    finished.with_name(finished.name + ".partial").write_text(
+        json.dumps(dict(record, status="interrupted"))
+    )
+    assert resume([done, todo], str(finished)) == [todo]
+    statuses = [json.loads(line)["status"] for line in finished.read_text().splitlines()]
+    assert statuses == ["complete", "interrupted"]
+    assert not finished.with_name(finished.name + ".partial").exists()
+
+
+SUITE = """\
+[[target]]
+url = "file:///nowhere"
+
+[grid]
+patterns = "mfmw"
+sizes = ["64KiB"]
+ranks = 2
+transfer = "64KiB"
+"""
+
+
+@pytest.mark.parametrize("command", ["run", "suite"])
+def test_a_launcher_killed_by_a_signal_is_said_alike_by_run_and_suite(
+    hpcio, error_line, target_dir, tmp_path, command
+):
+    """mpiexec itself dies from SIGKILL (exit code -9 to its parent), here at once."""
+    launcher = tmp_path / "dies"
+    launcher.write_text("#!/bin/sh\nkill -9 $$\n")
+    launcher.chmod(0o755)
+    suite = tmp_path / "s.toml"
+    suite.write_text(SUITE)
+    url, output = f"file://{target_dir}", tmp_path / "r.jsonl"
+    args = {
+        "run": (
+            "run",
+            "--pattern",
+            "mfmw",
+            "-n",
+            "2",
+            "--size-per-rank",
+            "64KiB",
+            "--transfer",
+            "64KiB",
+        ),
+        "suite": ("suite", "run", suite),
+    }[command]
+    done = hpcio(*args, "--target", url, "-o", output, env={"HPCIO_MPIEXEC": str(launcher)})
+    assert done.returncode != 0
+    said = done.stderr.splitlines()
+    assert said[0] == "hpcio: error: the MPI job failed: a rank was killed (signal 9)", said
+    assert said[1:] == [f"hpcio: no iteration had finished; nothing added to {output}"]
+    assert list(target_dir.iterdir()) == []
