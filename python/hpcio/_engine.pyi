@@ -1,5 +1,6 @@
 """Stubs for hpcio._engine, the Rust engine (engine/src/lib.rs)."""
 
+import builtins
 from typing import Any, TypedDict
 
 import numpy as np
@@ -21,12 +22,29 @@ def debug_build() -> bool:
 class Target:
     """A storage target opened from a URL (file:///path)."""
 
-    def __init__(self, url: str, *, direct: bool = False) -> None: ...
+    def __init__(
+        self,
+        url: str,
+        *,
+        direct: bool = False,
+        in_flight: int = 1,
+        options: dict[str, str] = ...,
+    ) -> None: ...
     @property
     def kind(self) -> str: ...
     def probe(self, write: bool) -> None:
         """Raise OSError unless the target exists (and, with write, takes a direct write)."""
-    def remove(self, keys: list[str]) -> int:
+    def limits(self) -> dict[str, int]:
+        """min_part_bytes, max_part_bytes, max_parts, max_object_bytes (0: none) and
+        multipart (a bool)."""
+    def list(self, start: str) -> list[str]:
+        """Keys directly under the target's prefix that start with `start`."""
+    def list_uploads(self, start: str) -> builtins.list[tuple[str, str]]:
+        """Multipart uploads in progress whose key starts with `start`: (key, upload id);
+        S3 only, empty elsewhere."""
+    def abort_upload(self, key: str, id: str) -> None:
+        """Abort an upload of `key` (relative to the target's prefix) a dead run left behind."""
+    def remove(self, keys: builtins.list[str]) -> int:
         """Remove these files or objects; how many existed."""
     def payload_signing(self) -> str | None:
         """S3: 'unsigned payload' (the default over TLS) or 'payload signed (SHA-256)'."""
@@ -68,6 +86,17 @@ class Executor:
         (in_flight: no more than the phase's transfers, runner/phase.py lanes())."""
     def start(self, t0_ns: int) -> None:
         """Times from now on are ns since t0_ns (clock_ns() right after the phase barrier)."""
+    def expect(self, key: str, writes: int, part_bytes: int) -> None:
+        """The next open of `key` for writing is followed by `writes` writes of `part_bytes`."""
+    def begin_shared(self, key: str, part_bytes: int) -> str | None:
+        """Start a shared upload (timed as an open); None if it failed (see figures())."""
+    def join_shared(self, key: str, id: str, part_bytes: int) -> None: ...
+    def take_receipts(self, key: str) -> list[tuple[int, str]]:
+        """(part index, receipt) of every part this rank put into the shared upload of `key`."""
+    def finish_shared(self, key: str, id: str, receipts: list[tuple[int, str]]) -> bool:
+        """Complete a shared upload (timed as a close); False if it failed (see figures())."""
+    def abort_shared(self, key: str, id: str) -> str | None:
+        """Abort a shared upload; the error text if that failed too."""
     def run(
         self,
         ops: npt.NDArray[np.uint8],

@@ -53,6 +53,7 @@ def run_phase(
     if collect:
         extra = choreography.collect(world, executor, run, phase, who, plan, t0_ns)
         return RankFigures.from_engine(who, executor.figures(), extra)
+    assert plan is not None, "only a contributor to collect-and-write goes without a plan"
     if shared_upload(run, workload, phase):
         choreography.shared_object(world, executor, run, plan)
         return RankFigures.from_engine(who, executor.figures())

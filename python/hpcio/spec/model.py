@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from hpcio.errors import SpecError
 from hpcio.spec.target import TargetSpec
@@ -226,13 +226,13 @@ class RunSpec:
     def from_dict(cls, record: dict[str, object]) -> RunSpec:
         """Rebuild a spec from a result document's `run` record."""
         fields = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in record.items() if k in fields}
+        values: dict[str, Any] = {k: v for k, v in record.items() if k in fields}
         target = record["target"]
         assert isinstance(target, dict)
         values["target"] = TargetSpec.from_url(str(target["url"]))
         if values.get("phases") is not None:
             values["phases"] = tuple(values["phases"])
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**values)
 
 
 def _option(field_name: str) -> str:
