@@ -26,8 +26,57 @@ class Completed(NamedTuple):
     stderr: str
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "mpi: starts real MPI jobs (mpiexec)")
+#: Tests under these directories are all of one kind (the markers are declared in pyproject.toml).
+_KIND_BY_DIRECTORY = {"mpi": "mpi", "targets": "servers", "test_servers.py": "servers"}
+#: Fixtures that make a test of a kind wherever it is.
+_KIND_BY_FIXTURE = {
+    "mpiexec": "mpi",
+    "s3_server": "servers",
+    "azure_server": "servers",
+    "gcs_server": "servers",
+    "private_mounts": "root",
+    "drops_page_cache": "root",
+    "chromium": "browser",
+}
+_KINDS = ("mpi", "servers", "root", "browser")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test mpi, servers, root or browser by where it lives and what it uses; the
+    rest unit (`pytest -m unit`: no mpiexec, no server, no browser, no root action; the
+    unit_guard fixture holds them to the first)."""
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        parts = Path(item.fspath).resolve().relative_to(tests).parts
+        kind = _KIND_BY_DIRECTORY.get(parts[0])
+        if kind is not None:
+            item.add_marker(kind)
+        for fixture in getattr(item, "fixturenames", ()):
+            if fixture in _KIND_BY_FIXTURE:
+                item.add_marker(_KIND_BY_FIXTURE[fixture])
+        if not any(item.get_closest_marker(k) for k in _KINDS):
+            item.add_marker("unit")
+
+
+@pytest.fixture(autouse=True)
+def unit_guard(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """A unit test that starts mpiexec (`hpcio run -n 2` does) fails: it finds on PATH an
+    mpiexec that refuses to run. Mark such a test mpi."""
+    if request.node.get_closest_marker("unit") is None:
+        yield
+        return
+    fake = tmp_path_factory.getbasetemp() / "unit-guard-bin"
+    if not fake.is_dir():
+        fake.mkdir()
+        for name in ("mpiexec", "mpirun", "srun"):
+            script = fake / name
+            script.write_text(
+                f"#!/bin/sh\necho 'a test marked unit started {name}: mark it mpi' >&2\nexit 97\n"
+            )
+            script.chmod(0o755)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", f"{fake}{os.pathsep}{os.environ.get('PATH', '')}")
+        yield
 
 
 def _env() -> dict[str, str]:
@@ -149,6 +198,20 @@ def private_mounts() -> None:
     probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=30, check=False)
     if probe.returncode != 0:
         pytest.skip(f"unshare -m is refused here: {probe.stderr.decode().strip()}")
+
+
+#: Set to 1 to let tests drop the host's page cache (hpcio --drop-caches, as root).
+DROP_CACHES_VARIABLE = "HPCIO_TEST_DROP_CACHES"
+
+
+@pytest.fixture
+def drops_page_cache() -> None:
+    """For a test that makes hpcio write /proc/sys/vm/drop_caches: that empties the page cache
+    of the whole host, under everyone else's programs, so it runs only when asked."""
+    if os.environ.get(DROP_CACHES_VARIABLE) != "1":
+        pytest.skip(f"drops the host's page cache: set {DROP_CACHES_VARIABLE}=1 to run it")
+    if os.geteuid() != 0:
+        pytest.skip("dropping the page cache needs root")
 
 
 @pytest.fixture

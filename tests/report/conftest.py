@@ -1,4 +1,4 @@
-"""Real result files for the plot, HTML and comparison tests, and headless Chromium."""
+"""Recorded result files for the plot, HTML and comparison tests, and headless Chromium."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+import recorded
 
 #: Debian's package; scripts/test installs it when run as root.
 CHROMIUM = "/usr/bin/chromium"
@@ -16,7 +17,7 @@ CHROMIUM_TIMEOUT_S = 120
 
 
 class Results:
-    """Paths of JSON Lines files written by real sweeps, all under one temporary root.
+    """Recorded v1 documents (tests/data/v1), all from real sweeps, on targets t1 and t2:
 
     - a:       sfmw, mfmw x 1 MiB, 2 MiB per rank on target t1, 2 ranks, 2 iterations
     - again:   the same points as `a` once more (3 iterations)
@@ -29,13 +30,15 @@ class Results:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.t1, self.t2 = root / "t1", root / "t2"
-        self.a = root / "a.jsonl"
-        self.again = root / "again.jsonl"
-        self.one = root / "one.jsonl"
-        self.t2_file = root / "t2.jsonl"
-        self.single = root / "single.jsonl"
-        self.timed = root / "timed.jsonl"
+        self.t1, self.t2 = recorded.T1, recorded.T2
+        self.a = recorded.selected(
+            recorded.V1 / "file-2ranks.jsonl", root / "a.jsonl", pattern=("sfmw", "mfmw")
+        )
+        self.again = recorded.V1 / "file-2ranks-again.jsonl"
+        self.one = recorded.V1 / "file-1rank.jsonl"
+        self.t2_file = recorded.V1 / "file-t2-2ranks.jsonl"
+        self.single = recorded.V1 / "file-single.jsonl"
+        self.timed = recorded.V1 / "file-timed.jsonl"
 
     def combined(self, name: str, *parts: Path) -> Path:
         """One file holding the documents of `parts`, in order."""
@@ -45,36 +48,8 @@ class Results:
 
 
 @pytest.fixture(scope="session")
-def results(tmp_path_factory, hpcio, file_url) -> Results:
-    r = Results(tmp_path_factory.mktemp("results"))
-    r.t1.mkdir()
-    r.t2.mkdir()
-
-    def sweep(out, target, *more, patterns="sfmw,mfmw", sizes="1MiB..2MiB"):
-        done = hpcio(
-            "sweep",
-            "--pattern",
-            patterns,
-            "--sizes",
-            sizes,
-            "--target",
-            file_url(target),
-            "--transfer",
-            "256KiB",
-            "-q",
-            "-o",
-            out,
-            *more,
-        )
-        assert done.returncode == 0, done.stderr
-
-    sweep(r.a, r.t1, "-n", "2", "-i", "2")
-    sweep(r.again, r.t1, "-n", "2", "-i", "3")
-    sweep(r.one, r.t1, "-n", "1", "-i", "2")
-    sweep(r.t2_file, r.t2, "-n", "2", "-i", "2", patterns="sfmw")
-    sweep(r.single, r.t1, "-n", "2", "-i", "1", patterns="mfmw", sizes="1MiB")
-    sweep(r.timed, r.t1, "-n", "2", "-i", "1", "--duration", "0.2", patterns="mfmw")
-    return r
+def results(tmp_path_factory) -> Results:
+    return Results(tmp_path_factory.mktemp("results"))
 
 
 @pytest.fixture(scope="session")

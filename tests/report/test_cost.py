@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+import recorded
 from hpcio.errors import SpecError
 from hpcio.report.cost import (
     choose_price,
@@ -15,6 +16,7 @@ from hpcio.report.cost import (
 from hpcio.report.prices import CatalogueError, load_catalogue
 from hpcio.report.scenario import load_scenario, render_scenario
 from hpcio.results import io as results_io
+from recorded import V1
 
 MiB = 1 << 20
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +29,7 @@ def catalogue():
 
 
 class CostDocs:
-    """Real documents, one per file:
+    """Recorded documents (tests/data/v1), one per file:
 
     - parts:  mfmw, 1 rank, 1 MiB in 256 KiB transfers, 2 iterations, file://
     - whole:  mfmw, 1 rank, 1 MiB in one transfer, 3 iterations, file://
@@ -35,9 +37,11 @@ class CostDocs:
     """
 
     def __init__(self, root: Path) -> None:
-        self.parts = root / "parts.jsonl"
-        self.whole = root / "whole.jsonl"
-        self.memory = root / "memory.jsonl"
+        self.parts = recorded.selected(
+            V1 / "file-1rank.jsonl", root / "parts.jsonl", pattern="mfmw", size_per_rank_bytes=MiB
+        )
+        self.whole = V1 / "file-whole.jsonl"
+        self.memory = V1 / "memory-parts.jsonl"
 
     def doc(self, name: str):
         (doc,) = results_io.read(getattr(self, name))
@@ -45,34 +49,8 @@ class CostDocs:
 
 
 @pytest.fixture(scope="module")
-def cost_docs(tmp_path_factory, hpcio, file_url) -> CostDocs:
-    root = tmp_path_factory.mktemp("cost")
-    target = root / "target"
-    target.mkdir()
-    docs = CostDocs(root)
-    runs = [
-        (docs.parts, "mfmw", file_url(target), "1MiB", "256KiB", "2"),
-        (docs.whole, "mfmw", file_url(target), "1MiB", "1MiB", "3"),
-        (docs.memory, "sfmw", "memory://cost", "16MiB", "8MiB", "2"),
-    ]
-    for output, pattern, url, size, transfer, iterations in runs:
-        done = hpcio(
-            "run",
-            "--pattern",
-            pattern,
-            "--target",
-            url,
-            "--size-per-rank",
-            size,
-            "--transfer",
-            transfer,
-            "-i",
-            iterations,
-            "-o",
-            output,
-        )
-        assert done.returncode == 0, done.stderr
-    return docs
+def cost_docs(tmp_path_factory) -> CostDocs:
+    return CostDocs(tmp_path_factory.mktemp("cost"))
 
 
 def test_shipped_catalogue_holds_the_studies_figures(catalogue):
@@ -465,22 +443,19 @@ def _line_of(path, text):
 
 
 @pytest.mark.parametrize(
-    ("more", "per_object"),
-    [(("--duration", "0.2"), 4), (("--files-per-rank", "4"), 1)],
+    ("recording", "per_object"),
+    [("file-timed.jsonl", 4), ("file-files-per-rank.jsonl", 1)],
     ids=["time-based", "files-per-rank"],
 )
 def test_posix_writes_priced_as_s3_count_every_object_written(
-    tmp_path, hpcio, file_url, catalogue, more, per_object
+    tmp_path, catalogue, recording, per_object
 ):
-    """A time-based run writes each 1 MiB file again in every pass (4 parts each time); with
-    four files per rank every 256 KiB transfer is an object of its own, one PUT."""
-    output = tmp_path / "r.jsonl"
-    done = hpcio(
-        "run", "--pattern", "mfmw", "-n", "2", "--target", file_url(tmp_path), "--size-per-rank",
-        "1MiB", "--transfer", "256KiB", "-q", "-o", output, *more,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    """A time-based run (2 ranks, 1 MiB per rank in 256 KiB transfers, 0.2 s) writes each file
+    again in every pass (4 parts each time); with four files per rank every 256 KiB transfer is
+    an object of its own, one PUT."""
+    output = recorded.selected(V1 / recording, tmp_path / "r.jsonl", size_per_rank_bytes=MiB)
     (doc,) = results_io.read(output)
+    assert (doc.ranks, doc.run["transfer_bytes"]) == (2, 256 << 10)
     (write,) = [p for p in doc.phases if p.phase == "write"]
     transfers = write.requests["write"]
     cost = estimate_cost(doc, catalogue, None, "s3", keep_hours=0)

@@ -1,34 +1,19 @@
 """The fio study's and IOzone's tables in `hpcio report`: repeated runs pooled, different
-configurations kept apart, from real `hpcio profile` runs."""
+configurations kept apart, from recorded `hpcio profile` runs."""
 
 import json
 
 import pytest
-
-pytestmark = pytest.mark.mpi
+from recorded import T1, T2, V1
 
 MiB = 1 << 20
 
 
 @pytest.fixture(scope="module")
-def profiled(tmp_path_factory, hpcio, file_url):
-    """streaming twice (2 iterations each) and once time-based on t1; IOzone's sweep of one
-    point twice on t1 and once on t2."""
-    root = tmp_path_factory.mktemp("profiled")
-    for name in ("t1", "t2"):
-        (root / name).mkdir()
-
-    def profile(*args, target="t1", out="streaming.jsonl"):
-        common = ["-n", "2", "-q", "--target", file_url(root / target), "-o", root / out]
-        done = hpcio("profile", *args, *common)
-        assert done.returncode == 0, done.stderr
-
-    for more in (["-i", "2"], ["-i", "2"], ["--duration", "0.3"]):
-        profile("streaming", "--size", "2MiB", *more)
-    sweep = ["iozone", "--file-sizes", "64KiB", "--record-sizes", "64KiB"]
-    for target in ("t1", "t1", "t2"):
-        profile(*sweep, target=target, out="iozone.jsonl")
-    return root
+def profiled():
+    """Recorded documents (tests/data/v1): streaming twice (2 iterations each) and once
+    time-based on t1; IOzone's sweep of one point twice on t1 and once on t2."""
+    return {"streaming": V1 / "profile-streaming.jsonl", "iozone": V1 / "profile-iozone.jsonl"}
 
 
 def table_values(text, title):
@@ -48,8 +33,8 @@ def iteration_mib_s(docs, phase):
 def test_profile_runs_repeated_share_a_column_and_others_get_their_own(
     profiled, hpcio, read_documents
 ):
-    first, second, timed = read_documents(profiled / "streaming.jsonl")
-    done = hpcio("report", profiled / "streaming.jsonl")
+    first, second, timed = read_documents(profiled["streaming"])
+    done = hpcio("report", profiled["streaming"])
     assert done.returncode == 0, done.stderr
     header, bandwidth = table_values(done.stdout, "Bandwidth (MiB/s, mean over iterations)")
     assert header == ["MiB/s", "streaming (no duration) [2 runs]", "streaming (duration 0.3 s)"]
@@ -61,8 +46,8 @@ def test_profile_runs_repeated_share_a_column_and_others_get_their_own(
 
 
 def test_time_based_profile_bandwidth_in_the_studys_table(profiled, hpcio, read_documents):
-    *_, timed = read_documents(profiled / "streaming.jsonl")
-    done = hpcio("report", profiled / "streaming.jsonl", "--format", "json")
+    *_, timed = read_documents(profiled["streaming"])
+    done = hpcio("report", profiled["streaming"], "--format", "json")
     tables = {t["title"]: t for t in json.loads(done.stdout)}
     for phase in ("write", "read"):
         table = tables[f"mfmw {phase}: duration 0.3 s"]
@@ -74,16 +59,16 @@ def test_time_based_profile_bandwidth_in_the_studys_table(profiled, hpcio, read_
         assert latency == timed["summary"][phase]["seconds"]["mean"]
 
 
-def test_iozone_tables_per_target_with_repeats_pooled(profiled, hpcio, read_documents, file_url):
-    docs = read_documents(profiled / "iozone.jsonl")
+def test_iozone_tables_per_target_with_repeats_pooled(profiled, hpcio, read_documents):
+    docs = read_documents(profiled["iozone"])
     assert len(docs) == 3 * 6
-    done = hpcio("report", profiled / "iozone.jsonl")
+    done = hpcio("report", profiled["iozone"])
     assert done.returncode == 0, done.stderr
     text = done.stdout.split("KiB/s per file (IOzone's table", 1)[1]
     tables = ("KiB/s per file (IOzone's table" + text).strip().split("\n\n")
     assert [t.splitlines()[0].rsplit(": ", 1)[1] for t in tables] == [
-        file_url(profiled / "t1"),
-        file_url(profiled / "t2"),
+        T1.as_uri(),
+        T2.as_uri(),
     ]
     for table, chosen in ((tables[0], docs[:12]), (tables[1], docs[12:])):
         row = next(line for line in table.splitlines() if line.split()[:2] == ["64", "64"])

@@ -1,8 +1,11 @@
 import csv
 import io
 import json
+import shutil
 
 import pytest
+import recorded
+from recorded import V1
 
 MiB = 1 << 20
 PHASES = ("write", "read")
@@ -10,37 +13,17 @@ COLUMNS = ["File Size (MiB)", "File Size Per Proc (MiB)", "Latency (s)", "Bandwi
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, hpcio, file_url):
-    """Real documents: target A at 1 MiB and 2 MiB per rank (one file), target B at 1 MiB,
-    A at 1 MiB once more, and a 2-rank sfmw run."""
+def runs(tmp_path_factory):
+    """Recorded documents (tests/data/v1), mfmw with 1 rank unless said: target t1 at 1 MiB and
+    2 MiB per rank (one file), target t2 at 1 MiB, t1 at 1 MiB once more, and a 2-rank sfmw
+    run."""
     root = tmp_path_factory.mktemp("report")
-    a, b = root / "a", root / "b"
-    a.mkdir()
-    b.mkdir()
-
-    def run(target, size, out):
-        more = ["--transfer", "256KiB", "-i", "2", "-q"]
-        done = hpcio(
-            "run",
-            "--pattern",
-            "mfmw",
-            "--target",
-            file_url(target),
-            "--size-per-rank",
-            size,
-            *more,
-            "-o",
-            root / out,
-        )
-        assert done.returncode == 0, done.stderr
-
-    run(a, "1MiB", "one.jsonl")
-    run(a, "2MiB", "one.jsonl")
-    run(b, "1MiB", "b.jsonl")
-    run(a, "1MiB", "again.jsonl")
-    more = ["-n", "2", "--pattern", "sfmw", "--size-per-rank", "1MiB", "--transfer", "256KiB", "-q"]
-    done = hpcio("run", *more, "--target", file_url(a), "-o", root / "ranks.jsonl")
-    assert done.returncode == 0, done.stderr
+    recorded.selected(V1 / "file-1rank.jsonl", root / "one.jsonl", pattern="mfmw")
+    shutil.copy(V1 / "file-t2-1rank.jsonl", root / "b.jsonl")
+    shutil.copy(V1 / "file-1rank-again.jsonl", root / "again.jsonl")
+    recorded.selected(
+        V1 / "file-2ranks.jsonl", root / "ranks.jsonl", pattern="sfmw", size_per_rank_bytes=MiB
+    )
     (root / "two.jsonl").write_text(
         (root / "one.jsonl").read_text() + (root / "b.jsonl").read_text()
     )
@@ -110,9 +93,9 @@ def test_markdown_is_the_default(runs, hpcio, read_documents):
         ]
 
 
-def test_two_targets_give_two_column_pairs(runs, hpcio, read_documents, file_url):
+def test_two_targets_give_two_column_pairs(runs, hpcio, read_documents):
     a1, a2, b1 = read_documents(runs / "two.jsonl")
-    ua, ub = file_url(runs / "a"), file_url(runs / "b")
+    ua, ub = recorded.T1.as_uri(), recorded.T2.as_uri()
     tables = json.loads(report(hpcio, "json", runs / "two.jsonl"))
     assert len(tables) == 2
     for table, phase in zip(tables, PHASES, strict=True):
@@ -189,23 +172,12 @@ def test_cell_format_does_not_depend_on_target_names(runs, hpcio, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def configs(tmp_path_factory, hpcio, file_url):
-    """Real documents of one sfmw point (2 ranks, 1 MiB each) at three configurations (256 KiB
-    transfers; 4 KiB; 4 KiB with --direct --fsync), and a time-based mfmw run."""
+def configs(tmp_path_factory):
+    """Recorded documents of one sfmw point (2 ranks, 1 MiB each) at three configurations
+    (256 KiB transfers; 4 KiB; 4 KiB with --direct --fsync), and a time-based mfmw run."""
     root = tmp_path_factory.mktemp("configs")
-    target = root / "target"
-    target.mkdir()
-    base = ["-n", "2", "--size-per-rank", "1MiB", "-i", "2", "-q", "--target", file_url(target)]
-    for more in (
-        ["--transfer", "256KiB"],
-        ["--transfer", "4KiB"],
-        ["--transfer", "4KiB", "--direct", "--fsync"],
-    ):
-        done = hpcio("run", "--pattern", "sfmw", *base, *more, "-o", root / "configs.jsonl")
-        assert done.returncode == 0, done.stderr
-    timed = ["--pattern", "mfmw", "--transfer", "256KiB", "--duration", "0.3"]
-    done = hpcio("run", *timed, *base, "-o", root / "timed.jsonl")
-    assert done.returncode == 0, done.stderr
+    shutil.copy(V1 / "file-configs.jsonl", root / "configs.jsonl")
+    recorded.selected(V1 / "file-timed.jsonl", root / "timed.jsonl", size_per_rank_bytes=MiB)
     return root
 
 

@@ -1,21 +1,18 @@
 import json
 
 import pytest
+import recorded
 from hpcio.errors import ResultsError
 from hpcio.results import io as results_io
+from recorded import V1
 
 
 @pytest.fixture(scope="module")
-def lines(tmp_path_factory, hpcio, file_url):
-    """Two real sfmw documents (1 MiB and 2 MiB per rank), as JSON lines."""
-    root = tmp_path_factory.mktemp("check")
-    target = root / "target"
-    target.mkdir()
-    path = root / "results.jsonl"
-    more = ["--pattern", "sfmw", "--sizes", "1MiB..2MiB", "--transfer", "256KiB", "-q"]
-    done = hpcio("sweep", *more, "--target", file_url(target), "-o", path)
-    assert done.returncode == 0, done.stderr
-    found = path.read_text().splitlines()
+def lines(tmp_path_factory):
+    """Two recorded sfmw documents (1 MiB and 2 MiB per rank, tests/data/v1), as JSON lines."""
+    path = tmp_path_factory.mktemp("check") / "results.jsonl"
+    found = recorded.selected(V1 / "file-1rank.jsonl", path, pattern="sfmw")
+    found = found.read_text().splitlines()
     assert len(found) == 2
     return found
 

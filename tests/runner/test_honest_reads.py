@@ -4,6 +4,8 @@ import os
 
 import pytest
 
+pytestmark = pytest.mark.mpi  # every run here has 2 ranks
+
 MiB = 1 << 20
 
 
@@ -16,9 +18,8 @@ def run_doc(hpcio, read_documents, target, tmp_path, *more):
     return done, doc
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="dropping caches needs root")
 def test_drop_caches_is_recorded_and_clears_the_page_cache_warning(
-    hpcio, read_documents, file_url, target_dir, tmp_path
+    hpcio, read_documents, file_url, target_dir, tmp_path, drops_page_cache
 ):
     _, plain = run_doc(hpcio, read_documents, file_url(target_dir), tmp_path)
     assert plain["cache"]["caches_dropped"] is False

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import base64
+import builtins
 import math
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +67,7 @@ class RankFigures:
     ops: int
     errors: int
     first_errors: tuple[str, ...]
-    latency_hdr: bytes
+    latency_hdr: builtins.bytes  # the builtin: `bytes` above is a field
     timeline_width_ns: int
     timeline_bytes: tuple[int, ...]
     #: (interval, latency bucket top in ns, operations), intervals of `latency_series_width_ns`.

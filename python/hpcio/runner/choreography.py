@@ -47,9 +47,16 @@ def _chunk_plan(body: CollectBody, op: Op, offset: int, length: int, writer: int
     return PlanBuilder().runs(op, body.key, runs, body.transfer_bytes).build()
 
 
-def _feed(executor: _engine.Executor, plan: Plan, **data: np.ndarray) -> None:
+def _feed(
+    executor: _engine.Executor,
+    plan: Plan,
+    *,
+    source: np.ndarray | None = None,
+    sink: np.ndarray | None = None,
+) -> None:
     interrupts.wait_for(
-        lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, **data), settle=True
+        lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, source=source, sink=sink),
+        settle=True,
     )
 
 
@@ -120,8 +127,9 @@ def _read_and_scatter(
     sending: list[Request | None] = [None, None]
     for k, (writer, offset, length) in enumerate(pieces):
         slot = k % 2
-        if sending[slot] is not None:
-            sending[slot].wait()
+        previous = sending[slot]
+        if previous is not None:
+            previous.wait()
         buffer = buffers[slot][:length]
         _feed(executor, _chunk_plan(body, Op.READ, offset, length, writer), sink=buffer)
         if reader_of[writer] == body.collector:
