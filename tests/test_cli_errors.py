@@ -36,8 +36,18 @@ def refused(done, error_line):
             {"pattern": "nfnw"},
             "unknown pattern 'nfnw'; choose one of sfsw, sfmw, mfmw, sfmr, mfmr",
         ),
-        ((), {"size": "1QiB"}, "'1QiB' is not a size; use a number with B, KiB, MiB, GiB or TiB"),
-        ((), {"size": "1.3MiB"}, "'1.3MiB' is not a whole number of bytes"),
+        ((), {"pattern": "mfnw"}, "unknown pattern 'mfnw'; did you mean 'mfmw'?"),
+        (
+            (),
+            {"size": "1QiB"},
+            "--size-per-rank: '1QiB' is not a size; use a number with B, KiB, MiB, GiB or TiB",
+        ),
+        ((), {"size": "1.3MiB"}, "--size-per-rank: '1.3MiB' is not a whole number of bytes"),
+        (
+            (),
+            {"transfer": "4X"},
+            "--transfer: '4X' is not a size; use a number with B, KiB, MiB, GiB or TiB",
+        ),
         (
             (),
             {"transfer": "384KiB"},
@@ -56,7 +66,7 @@ def refused(done, error_line):
         (
             ("--phases", "write"),
             {"pattern": "sfmr"},
-            "sfmr only reads; use --phases read or sfmw/mfmw",
+            "sfmr only reads; use --phases read",
         ),
         (
             ("--direct",),

@@ -126,7 +126,7 @@ def test_output_dash_puts_documents_alone_on_stdout(hpcio, target_dir, read_docu
     assert len(lines) == 1
     saved = tmp_path / "saved.jsonl"
     saved.write_text(done.stdout)
-    assert read_documents(saved)[0]["run"]["pattern"] == "mfmw"
+    assert read_documents(saved)[0]["run"]["workload"] == "mfmw"
     assert done.stderr.startswith(f"hpcio run: mfmw on file://{target_dir}")
     assert not (target_dir.parent / "-").exists()
     assert not list(target_dir.parent.glob("-*"))

@@ -157,8 +157,7 @@ def test_rewriting_kept_files_and_reading_need_no_new_space(
         (
             "mfmw",
             ("--segments", "2"),
-            "--segments is for the shared-file patterns sfsw, sfmw and sfmr, not mfmw "
-            "(a file per rank has no segments to interleave)",
+            "--segments is for sfsw, sfmw and sfmr, not mfmw",
         ),
         ("sfmw", ("--random",), "--random is for mfmw and mfmr, not sfmw"),
         ("sfsw", ("--files-per-rank", "1"), "--files-per-rank is for mfmw and mfmr, not sfsw"),
@@ -231,9 +230,10 @@ def test_sweep_keeps_an_option_where_it_applies(hpcio, tmp_path, read_documents)
                  "--read-scope", "own", "--segments", "2", "--transfer", "256KiB", "-q",
                  "-o", out)  # fmt: skip
     assert (done.returncode, done.stderr) == (0, "")
-    runs = {d["run"]["pattern"]: d["run"] for d in read_documents(out)}
-    assert (runs["sfmr"]["read_scope"], runs["sfmw"]["read_scope"]) == ("own", "all")
-    assert runs["sfmw"]["segments"] == runs["sfmr"]["segments"] == 2
+    params = {d["run"]["workload"]: d["run"]["params"] for d in read_documents(out)}
+    # sfmw has no read scope: its params hold only what it declares.
+    assert params["sfmr"]["read_scope"] == "own" and "read_scope" not in params["sfmw"]
+    assert params["sfmw"]["segments"] == params["sfmr"]["segments"] == 2
 
 
 def test_sweep_refuses_an_option_no_pattern_uses(hpcio, error_line, tmp_path):

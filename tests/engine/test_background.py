@@ -11,7 +11,7 @@ import time
 import pytest
 from hpcio import _engine
 from hpcio.runner import interrupts
-from hpcio.workloads.contract import Op, PlanBuilder, Runs
+from hpcio.workloads.plans import Op, PlanBuilder, Runs
 
 KiB = 1 << 10
 HOUR_NS = 3600 * 10**9

@@ -19,14 +19,14 @@ def by_point(docs, metric="bandwidth_mib_s"):
     found = {}
     for doc in docs:
         for phase, summary in doc.summary.items():
-            key = (doc.run["pattern"], phase, doc.run["size_per_rank_bytes"], doc.ranks)
+            key = (doc.workload, phase, doc.params["size_per_rank_bytes"], doc.ranks)
             found[key] = (getattr(summary, metric), summary.iterations)
     return found
 
 
 def key_of(point):
     spec = (point["a"] or point["b"])["spec"]
-    return (point["pattern"], point["phase"], spec["size_per_rank_bytes"], spec["ranks"])
+    return (point["workload"], point["phase"], spec["size_per_rank_bytes"], spec["ranks"])
 
 
 def scaled(path, out, factor, phase):
@@ -140,7 +140,7 @@ def test_points_in_one_file_only(results, hpcio):
     only_a = [p for p in out["points"] if p["difference"] == "only in A"]
     both = [p for p in out["points"] if p["a"] and p["b"]]
     assert len(only_a) == 6 and all(p["b"] is None and p["ratio"] is None for p in only_a)
-    assert [(p["pattern"], key_of(p)[2]) for p in both] == [("mfmw", MiB)] * 2
+    assert [(p["workload"], key_of(p)[2]) for p in both] == [("mfmw", MiB)] * 2
     # B ran one iteration: no spread to judge a difference by.
     assert {p["difference"] for p in both} == {"no spread (1 iteration)"}
     swapped = compare(hpcio, results.single, results.a)
@@ -180,7 +180,7 @@ def test_html_and_plots(results, hpcio, tmp_path, chromium, parse_page):
     out = compare(hpcio, results.a, faster)
     for title in ("sfmw write", "sfmw read", "mfmw write", "mfmw read"):
         _, rows = page.rows(f"compare-{title.replace(' ', '-')}")
-        points = [p for p in out["points"] if f"{p['pattern']} {p['phase']}" == title]
+        points = [p for p in out["points"] if f"{p['workload']} {p['phase']}" == title]
         assert [r["A mean (MiB/s)"][0] for r in rows] == [f"{p['a']['mean']:.3f}" for p in points]
         assert [r["Difference"][0] for r in rows] == [p["difference"] for p in points]
 
@@ -204,9 +204,9 @@ def test_repeated_runs_in_one_file_are_pooled(results, hpcio):
     (point,) = [
         p
         for p in out["points"]
-        if p["a"] and p["b"] and (p["pattern"], p["phase"]) == ("mfmw", "write")
+        if p["a"] and p["b"] and (p["workload"], p["phase"]) == ("mfmw", "write")
     ]
-    chosen = [d for d in docs if d.run["pattern"] == "mfmw" and d.run["size_per_rank_bytes"] == MiB]
+    chosen = [d for d in docs if d.workload == "mfmw" and d.params["size_per_rank_bytes"] == MiB]
     rates = [p.bandwidth_bytes_per_s / MiB for d in chosen for p in d.phases if p.phase == "write"]
     assert (point["a"]["runs"], point["a"]["iterations"], point["b"]["runs"]) == (2, 5, 1)
     assert point["a"]["mean"] == pytest.approx(sum(rates) / 5, rel=1e-12)

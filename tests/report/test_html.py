@@ -26,10 +26,10 @@ def check_study_tables(page, docs):
     """Every document's mean phase time and bandwidth, in its table, row and target column."""
     checked = 0
     for doc in docs:
-        file_mib = doc.run["size_per_rank_bytes"] * doc.ranks / MiB
-        per_proc_mib = doc.run["size_per_rank_bytes"] / MiB
+        file_mib = doc.params["size_per_rank_bytes"] * doc.ranks / MiB
+        per_proc_mib = doc.params["size_per_rank_bytes"] / MiB
         for phase, summary in doc.summary.items():
-            names, rows = page.rows(f"table-{doc.run['pattern']}-{phase}")
+            names, rows = page.rows(f"table-{doc.workload}-{phase}")
             url = doc.run["target"]["url"]
             latency_column = next(n for n in names if n in ("Latency (s)", f"{url} Latency (s)"))
             bandwidth_column = latency_column.replace("Latency (s)", "Bandwidth (MiB/s)")
@@ -208,7 +208,7 @@ def test_time_based_tables_divide_the_bytes_moved(results, hpcio, tmp_path, pars
     assert done.returncode == 0, done.stderr
     page = parse_page((tmp_path / "page.html").read_text())
     for doc in results_io.read(results.timed):
-        per_proc = f"{doc.run['size_per_rank_bytes'] / MiB:g}"
+        per_proc = f"{doc.params['size_per_rank_bytes'] / MiB:g}"
         for phase in ("write", "read"):
             names, rows = page.rows(f"table-mfmw-{phase}")
             assert "Moved Per Iteration (MiB)" in names

@@ -24,7 +24,7 @@ def curves(figure):
 
 
 def label(doc, *more):
-    return " ".join([doc.run["pattern"], doc.run["target"]["url"], *more])
+    return " ".join([doc.workload, doc.run["target"]["url"], *more])
 
 
 def test_bandwidth_vs_size_draws_each_documents_mean_min_and_max(results):
@@ -38,7 +38,7 @@ def test_bandwidth_vs_size_draws_each_documents_mean_min_and_max(results):
         for doc in docs:
             xs, means, bars = expected.setdefault(label(doc), ([], [], []))
             stats = doc.summary[phase].bandwidth_mib_s
-            xs.append(doc.run["size_per_rank_bytes"])
+            xs.append(doc.params["size_per_rank_bytes"])
             means.append(stats.mean)
             bars.append((stats.min, stats.max))
         drawn = curves(figure)
@@ -60,7 +60,7 @@ def test_latency_vs_size_draws_mean_phase_times(results):
     for doc in docs:
         xs, means, bars = drawn[label(doc)]
         seconds = doc.summary["write"].seconds
-        at = xs.index(doc.run["size_per_rank_bytes"])
+        at = xs.index(doc.params["size_per_rank_bytes"])
         assert means[at] == seconds.mean
         assert bars[at] == pytest.approx((seconds.min, seconds.max), rel=1e-12)
 
@@ -85,7 +85,7 @@ def test_latency_cdf_follows_the_merged_histograms(results):
     assert len(lines) == len(docs)
     half = plots.CDF_QUANTILES.index(0.5)
     for doc in docs:
-        size = f"{doc.run['size_per_rank_bytes'] >> 20} MiB/rank"
+        size = f"{doc.params['size_per_rank_bytes'] >> 20} MiB/rank"
         line = lines[label(doc, size)]
         latencies_s = list(line.get_xdata())
         assert list(line.get_ydata()) == list(plots.CDF_QUANTILES)
@@ -115,7 +115,7 @@ def test_bandwidth_vs_ranks(results):
     drawn = curves(plot.figure)
     assert len(drawn) == 4  # two patterns x two sizes
     for doc in docs:
-        size = f"{doc.run['size_per_rank_bytes'] >> 20} MiB/rank"
+        size = f"{doc.params['size_per_rank_bytes'] >> 20} MiB/rank"
         xs, means, _ = drawn[label(doc, size)]
         assert xs == [1, 2]
         assert means[xs.index(doc.ranks)] == doc.summary["read"].bandwidth_mib_s.mean
@@ -250,13 +250,13 @@ def test_a_repeated_point_is_drawn_from_all_its_runs(results):
     drawn = curves(plot.figure)
     assert len(drawn) == 2  # sfmw and mfmw, each measured twice at every size
     for pattern in ("sfmw", "mfmw"):
-        chosen = [d for d in docs if d.run["pattern"] == pattern]
+        chosen = [d for d in docs if d.workload == pattern]
         xs, means, bars = drawn[label(chosen[0])]
         for x, mean, (low, high) in zip(xs, means, bars, strict=True):
             rates = [
                 p.bandwidth_bytes_per_s / (1 << 20)
                 for d in chosen
-                if d.run["size_per_rank_bytes"] == x
+                if d.params["size_per_rank_bytes"] == x
                 for p in d.phases
                 if p.phase == "write"
             ]

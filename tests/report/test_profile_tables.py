@@ -50,7 +50,7 @@ def test_time_based_profile_bandwidth_in_the_studys_table(profiled, hpcio, read_
     done = hpcio("report", profiled["streaming"], "--format", "json")
     tables = {t["title"]: t for t in json.loads(done.stdout)}
     for phase in ("write", "read"):
-        table = tables[f"mfmw {phase}: duration 0.3 s"]
+        table = tables[f"streaming {phase}: duration 0.3 s"]
         ((_, _, moved, latency, bandwidth),) = table["rows"]
         assert moved == timed["phases"][0 if phase == "write" else 1]["bytes_total"] / MiB
         assert bandwidth == pytest.approx(
@@ -76,7 +76,7 @@ def test_iozone_tables_per_target_with_repeats_pooled(profiled, hpcio, read_docu
         for index, test in enumerate(
             ("write", "rewrite", "read", "reread", "random read", "random write")
         ):
-            runs = [d for d in chosen if d["run"]["profile"] == f"iozone:{test}"]
+            runs = [d for d in chosen if d["run"]["params"]["test"] == test]
             (phase,) = runs[0]["run"]["phases"]
             rates = iteration_mib_s(runs, phase)
             assert cells[index] == f"{sum(rates) / len(rates) * 1024:.0f}"

@@ -185,9 +185,9 @@ def test_runs_that_differ_get_tables_of_their_own(configs, hpcio, read_documents
     docs = read_documents(configs / "configs.jsonl")
     tables = json.loads(report(hpcio, "json", configs / "configs.jsonl"))
     configurations = (
-        "transfer 256 KiB, no fsync, no direct",
-        "transfer 4 KiB, no fsync, no direct",
-        "transfer 4 KiB, fsync, direct",
+        "no direct, no fsync, transfer 256 KiB",
+        "no direct, no fsync, transfer 4 KiB",
+        "direct, fsync, transfer 4 KiB",
     )
     assert [t["title"] for t in tables] == [
         f"sfmw {phase}: {configuration}" for configuration in configurations for phase in PHASES
