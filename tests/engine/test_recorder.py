@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from hpcio import _engine
 from hpcio.runner.aggregate import RankFigures, phase_figures
-from hpcio.workloads.contract import Op, PlanBuilder, RankInfo, Runs
+from hpcio.workloads.contract import RankInfo
+from hpcio.workloads.plans import Op, PlanBuilder, Runs
 
 KiB = 1 << 10
 FILES, BLOCKS, BLOCK = 3, 8, 64 * KiB

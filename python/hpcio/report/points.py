@@ -12,9 +12,6 @@ from hpcio.units import format_bytes
 #: kept afterwards, which payload bytes went out.
 IGNORED_FIELDS = frozenset({"iterations", "keep", "seed"})
 
-#: Spec fields a document writes only when they are not their default: absent means this.
-ABSENT_MEANS = {"files_per_rank": 1, "random_offsets": False, "drop_caches": False}
-
 #: A point's identity: sorted (field, value) pairs, hashable.
 PointKey = tuple[tuple[str, Any], ...]
 
@@ -26,7 +23,7 @@ def spec_fields(run: Mapping[str, Any]) -> dict[str, Any]:
     gone, and fields written only when set at their default where absent."""
     flat = {**{k: v for k, v in run.items() if k != "params"}, **run.get("params", {})}
     fields: dict[str, Any] = {}
-    for name, value in {**flat, **{k: v for k, v in ABSENT_MEANS.items() if k not in flat}}.items():
+    for name, value in flat.items():
         if name in IGNORED_FIELDS:
             continue
         if name == "target":
@@ -44,11 +41,12 @@ def point_key(run: Mapping[str, Any], *, without: Iterable[str] = ()) -> PointKe
 
 
 def varying_fields(runs: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Fields whose value is not the same in every run, in spec order. A field some runs lack
-    (one workload's params, not another's) varies when others have it."""
+    """Fields whose value is not the same in every run that has them, in spec order. A field
+    only some runs have is one workload's param that another does not take: the workloads
+    already differ, and the field does not tell their runs apart."""
     every = [spec_fields(run) for run in runs]
     names = dict.fromkeys(name for fields in every for name in fields)
-    return [name for name in names if len({fields.get(name) for fields in every}) > 1]
+    return [name for name in names if len({f[name] for f in every if name in f}) > 1]
 
 
 def describe(fields: Mapping[str, Any], names: Iterable[str]) -> str:

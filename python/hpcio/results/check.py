@@ -78,7 +78,10 @@ def _check(value: Any, hint: Any, where: str) -> None:
             name = f"{where}.{field.name}" if where else field.name
             if field.name in value:
                 _check(value[field.name], hints[field.name], name)
-            elif field.default is dataclasses.MISSING:
+            elif (
+                field.default is dataclasses.MISSING
+                and field.default_factory is dataclasses.MISSING
+            ):
                 # Fields added later carry a default, so older documents stay readable.
                 raise DocumentError(f"{name} is missing")
         return

@@ -200,7 +200,11 @@ def _build(cls: Any, value: Any) -> Any:
     kwargs = {}
     for field in fields:
         name, hint = field.name, field.type
-        if name not in value and field.default is not dataclasses.MISSING:
+        has_default = (
+            field.default is not dataclasses.MISSING
+            or field.default_factory is not dataclasses.MISSING
+        )
+        if name not in value and has_default:
             continue  # written before the field existed: keep its default
         item = value[name]
         nested = _NESTED.get((cls.__name__, name))

@@ -31,8 +31,9 @@ IOZONE_PREFIX = "iozone:"
 def upgrade(record: dict[str, Any]) -> dict[str, Any]:
     """A version 1 document as version 2 (a new dict; `record` is left as it is)."""
     out = dict(record)
-    out["schema_version"] = 2
-    out["run"] = upgrade_run(record["run"])
+    if isinstance(record.get("run"), dict):  # else results/check.py names what is wrong
+        out["schema_version"] = 2
+        out["run"] = upgrade_run(record["run"])
     return out
 
 
@@ -42,7 +43,7 @@ def upgrade_run(run: dict[str, Any]) -> dict[str, Any]:
         return run
     pattern = str(run.get("pattern"))
     names, defaults = _PARAMS.get(pattern, (tuple(k for k in run if k not in COMMON), {}))
-    params = {**defaults, **{k: run[k] for k in names if k in run}}
+    params = {**defaults, **{k: run[k] for k in (*names, *defaults) if k in run}}
     profile = run.get("profile")
     workload = pattern
     if isinstance(profile, str) and profile.startswith(IOZONE_PREFIX):

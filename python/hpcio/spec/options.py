@@ -208,7 +208,7 @@ def _duration(value: Any) -> float:
 
 def _phases(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
-        return tuple(p.strip() for p in value.split(",") if p.strip())
+        return tuple(p.strip() for p in value.split(","))
     if isinstance(value, list) and all(isinstance(p, str) for p in value):
         return tuple(value)
     raise TypeError(f'must be "write", "read" or a list of them, got {value!r}')
