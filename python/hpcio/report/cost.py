@@ -180,7 +180,7 @@ def estimate_cost(
                 "for, used or not, once for all the runs that share it; requests are included"
             )
     return CostBreakdown(
-        run=describe(spec),
+        run=describe(spec, target=False),
         target_url=str(run["target"]["url"]),
         target_kind=kind,
         priced_as=priced_as,

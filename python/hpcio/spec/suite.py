@@ -151,14 +151,15 @@ def load_suite(
     )
 
 
-def describe(point: RunSpec) -> str:
-    """A point in a few words: 'sfmw 20 ranks (4/node) 64 MiB/rank x100 on file:///scratch'."""
+def describe(point: RunSpec, *, target: bool = True) -> str:
+    """A point in a few words: 'sfmw 20 ranks (4/node) 64 MiB/rank x100 on file:///scratch'
+    (without ' on ...' when `target` is False)."""
     layout = f" ({point.ranks_per_node}/node)" if point.ranks_per_node else ""
     size = getattr(point.params, "size_per_rank_bytes", None)
     per_rank = f" {format_bytes(size)}/rank" if size is not None else ""
     return (
         f"{point.workload} {point.ranks} rank{'s' if point.ranks != 1 else ''}{layout}"
-        f"{per_rank} x{point.iterations} on {point.target.url}"
+        f"{per_rank} x{point.iterations}" + (f" on {point.target.url}" if target else "")
     )
 
 
