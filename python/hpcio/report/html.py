@@ -13,7 +13,7 @@ from html import escape
 
 from hpcio.report.compare import Comparison, cells, columns, summary_lines, tables
 from hpcio.report.plots import Plot, PlotSet, render
-from hpcio.report.points import describe, spec_fields
+from hpcio.report.points import describe, per_rank_bytes, spec_fields
 from hpcio.report.tables import Table, format_cell, study_tables
 from hpcio.results.schema import ResultDocument
 from hpcio.runner.pagecache import PAGE_CACHE_WARNING
@@ -351,7 +351,7 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
                     registry.label(doc.workload, settings),
                     str(run["target"]["url"]),
                     (str(doc.ranks), doc.ranks),
-                    _mib(settings.get("size_per_rank_bytes")),
+                    _mib(per_rank_bytes(doc)),
                     _mib(settings.get("transfer_bytes")),
                     (str(s.iterations), s.iterations),
                     phase,

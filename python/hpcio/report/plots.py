@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
+from hpcio.report.points import (
+    PointKey,
+    describe,
+    per_rank_bytes,
+    point_key,
+    spec_fields,
+    varying_fields,
+)
 from hpcio.report.pooled import iterations_of, pooled_stats
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
@@ -176,7 +183,7 @@ def bandwidth_vs_size(series: Sequence[Series], phase: str) -> Figure:
     return _summary_figure(
         series,
         phase,
-        x=lambda doc: int(doc.settings["size_per_rank_bytes"]),
+        x=per_rank_bytes,
         statistic="bandwidth_mib_s",
         xlabel="size per rank",
         ylabel=f"{phase} bandwidth (MiB/s), mean; bars min..max",
@@ -189,7 +196,7 @@ def latency_vs_size(series: Sequence[Series], phase: str) -> Figure:
     return _summary_figure(
         series,
         phase,
-        x=lambda doc: int(doc.settings["size_per_rank_bytes"]),
+        x=per_rank_bytes,
         statistic="seconds",
         xlabel="size per rank",
         ylabel=f"{phase} phase time (s), mean; bars min..max",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
 
 #: Spec fields that do not change what is measured: how often it ran, whether files were
@@ -32,6 +33,15 @@ def spec_fields(run: Mapping[str, Any]) -> dict[str, Any]:
             value = tuple(value)
         fields[name] = value
     return fields
+
+
+def per_rank_bytes(doc: ResultDocument) -> int:
+    """Bytes each rank moves per iteration (a table's File Size Per Proc): the pattern's size
+    per rank, or for another workload its data set over its ranks."""
+    size = doc.settings.get("size_per_rank_bytes")
+    if isinstance(size, int):
+        return size
+    return doc.cache.data_set_bytes // max(doc.ranks, 1)
 
 
 def point_key(run: Mapping[str, Any], *, without: Iterable[str] = ()) -> PointKey:

@@ -11,7 +11,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
+from hpcio.report.points import (
+    PointKey,
+    describe,
+    per_rank_bytes,
+    point_key,
+    spec_fields,
+    varying_fields,
+)
 from hpcio.report.pooled import is_time_based, mean_bytes_moved, mean_seconds
 from hpcio.results.schema import ResultDocument
 from hpcio.workloads import registry
@@ -80,7 +87,7 @@ def _table(group: _Group, varying: Sequence[str]) -> Table:
     urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))
     cells: dict[tuple[int, int], dict[str, list[ResultDocument]]] = {}
     for doc in group.docs:
-        per_proc = int(doc.settings["size_per_rank_bytes"])
+        per_proc = per_rank_bytes(doc)
         url = str(doc.run["target"]["url"])
         cells.setdefault((per_proc * doc.ranks, per_proc), {}).setdefault(url, []).append(doc)
     repeated = any(len(d) > 1 for by_url in cells.values() for d in by_url.values())
