@@ -1,6 +1,7 @@
 """Stubs for hpcio._engine, the Rust engine (engine/src/lib.rs); tests/engine/test_stub.py
 keeps the two in step."""
 
+import builtins
 from os import PathLike
 from typing import Any
 
@@ -48,14 +49,14 @@ class Target:
         """S3: 'unsigned payload' (the default over TLS) or 'payload signed (SHA-256)'."""
     def limits(self) -> dict[str, int | bool]:
         """min_part_bytes, max_part_bytes, max_parts, max_object_bytes (0: none), multipart."""
-    def list(self, start: str) -> list[str]:
+    def list(self, start: str) -> builtins.list[str]:
         """Keys directly under the target's prefix that start with `start`."""
-    def list_uploads(self, start: str) -> list[tuple[str, str]]:
+    def list_uploads(self, start: str) -> builtins.list[tuple[str, str]]:
         """(key, upload id) of multipart uploads in progress whose key starts with `start`
         (S3 only; empty elsewhere)."""
     def abort_upload(self, key: str, id: str) -> None:
         """Abort an upload of `key` that a dead run left behind."""
-    def remove(self, keys: list[str]) -> int:
+    def remove(self, keys: builtins.list[str]) -> int:
         """Remove these files or objects; how many existed."""
 
 class Figures:
@@ -79,7 +80,7 @@ class Figures:
     @property
     def first_errors(self) -> list[str]: ...
     @property
-    def latency_hdr(self) -> bytes:
+    def latency_hdr(self) -> builtins.bytes:
         """The transfers' latencies, an HdrHistogram in V2 encoding."""
     @property
     def timeline_width_ns(self) -> int: ...

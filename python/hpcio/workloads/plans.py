@@ -151,8 +151,12 @@ class PlanBuilder:
 
     def build(self, shuffle: tuple[int, int, int] | None = None) -> Plan:
         blocks = self._columns or [_rows(Op.CLOSE, 0, Runs.of(np.zeros(0, np.uint64), 1, 0), 0)]
-        columns = [np.concatenate(parts) for parts in zip(*blocks, strict=True)]
-        return Plan(*columns, keys=tuple(self._keys), shuffle=shuffle)
+        ops, key_index, offsets, lengths, counts, strides, writers = (
+            np.concatenate(parts) for parts in zip(*blocks, strict=True)
+        )
+        return Plan(
+            ops, key_index, offsets, lengths, counts, strides, writers, tuple(self._keys), shuffle
+        )
 
 
 def _rows(op: Op, key_index: int, runs: Runs, length: int) -> tuple[np.ndarray, ...]:

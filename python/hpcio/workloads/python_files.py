@@ -116,7 +116,7 @@ def _write(context: Context) -> None:
             for offset in range(0, p.file_size_bytes, p.block_bytes):
                 _engine.payload_fill(buffer, run.seed, rank, key, offset)
                 t = _engine.clock_ns()
-                os.pwrite(fd, buffer, offset)
+                os.pwrite(fd, buffer.data, offset)
                 recorder.record("write", t, _engine.clock_ns(), p.block_bytes)
                 calls += 1
             if run.fsync:
