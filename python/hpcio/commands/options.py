@@ -130,7 +130,9 @@ def _takes(run: RunSpec, field: str) -> bool:
 
 
 def _for_whom(option: Option, family: str) -> str:
-    names = registry.taking(option.field, family or None) or registry.taking(option.field)
+    takers = registry.taking(option.field, family or None) or registry.taking(option.field)
+    # Presets (storage profiles) take options from their own command, not from this one.
+    names = [n for n in takers if registry.get(n).runs_alone] or takers
     listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
     return f"{option.flag} is for {listed}"
 
