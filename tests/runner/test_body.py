@@ -1,12 +1,11 @@
 """The Python-body phase (runner/body.py) on one rank: the Recorder's figures, a plan in the
 background merged into them, metrics, and an OSError that fails the phase, not the process."""
 
-from specs import plan_of, run_spec
-
 from hpcio import _engine
 from hpcio.runner.body import run_python_body
 from hpcio.runner.world import SerialComm
 from hpcio.workloads.contract import Phase, PythonBody, RankInfo
+from specs import plan_of, run_spec
 
 MiB = 1 << 20
 
