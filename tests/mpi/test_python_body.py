@@ -65,3 +65,26 @@ def test_python_files_refuses_what_it_cannot_do(hpcio, target_dir, file_url, err
     done = hpcio("run", "--workload", "python-files", "--target", file_url(target_dir), *more)
     assert done.returncode == 2
     assert error_line(done) == f"hpcio: error: {message}"
+
+
+def test_a_body_gets_the_real_communicator(mpiexec, tmp_path):
+    """The communicator a Python body gets (Comm.mpi()) is MPI's own, apart from hpcio's
+    messages: a collective on it reaches every rank."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "allreduce.py"
+    script.write_text(
+        "from hpcio.runner.world import open_world\n"
+        "world = open_world()\n"
+        "comm = world.mpi()\n"
+        "assert comm is world.mpi() and comm.Get_size() == world.size\n"
+        "total = comm.allreduce(world.rank + 1)\n"
+        "world.barrier()\n"
+        "print(world.rank, total, flush=True)\n"
+    )
+    done = subprocess.run(
+        [*mpiexec(3), sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split("\n")[:-1]) == ["0 6", "1 6", "2 6"]
