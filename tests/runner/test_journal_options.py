@@ -6,10 +6,12 @@ from hpcio.runner import journal
 
 
 def test_a_launched_rank_journals_where_the_launcher_set_up(monkeypatch, tmp_path):
+    # As the launcher's set_up() leaves them for the ranks it starts (set here so the test's
+    # environment is restored after it).
     monkeypatch.setenv("HPCIO_JOURNAL_DIR", str(tmp_path))
-    monkeypatch.delenv("HPCIO_JOB", raising=False)
-    job = journal.set_up()
-    assert journal.engine_options() == (Path(tmp_path), job)
+    monkeypatch.setenv("HPCIO_JOB", "job-7")
+    assert journal.set_up() == "job-7"
+    assert journal.engine_options() == (Path(tmp_path), "job-7")
 
 
 def test_a_process_no_launcher_set_up_journals_nothing(monkeypatch):
