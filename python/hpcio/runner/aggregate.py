@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import builtins
 import math
 import statistics
 from collections import Counter
@@ -67,7 +68,7 @@ class RankFigures:
     ops: int
     errors: int
     first_errors: tuple[str, ...]
-    latency_hdr: bytes
+    latency_hdr: builtins.bytes  # the field `bytes` above hides the type in this class
     timeline_width_ns: int
     timeline_bytes: tuple[int, ...]
     #: (interval, latency bucket top in ns, operations), intervals of `latency_series_width_ns`.
