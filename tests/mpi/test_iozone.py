@@ -24,8 +24,12 @@ def test_iozone_prints_its_table_from_the_documents(
     assert set(rows) == {("64", "32"), ("64", "64"), ("128", "32"), ("128", "64")}
     for doc in docs:
         run = doc["run"]
-        test = iozone.TESTS.index(run["profile"].removeprefix("iozone:"))
-        row = rows[(str(run["size_per_rank_bytes"] // KiB), str(run["transfer_bytes"] // KiB))]
+        assert run["workload"] == "iozone"
+        params = run["params"]
+        test = iozone.TESTS.index(params["test"])
+        row = rows[
+            (str(params["size_per_rank_bytes"] // KiB), str(params["transfer_bytes"] // KiB))
+        ]
         (phase,) = run["phases"]
         assert row[test] == f"{doc['summary'][phase]['bandwidth_mib_s']['mean'] * 1024:.0f}"
     assert (plots / "iozone.png").stat().st_size > 0

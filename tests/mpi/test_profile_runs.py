@@ -24,10 +24,11 @@ def test_each_profile_runs_and_verifies(hpcio, file_url, read_documents, target_
     run_profile(hpcio, file_url(target_dir), output, name)
     (doc,) = read_documents(output)
     profile = storage.PROFILES[name]
-    assert doc["run"]["profile"] == name
-    assert doc["run"]["transfer_bytes"] == profile.transfer_bytes
-    assert doc["run"]["in_flight"] == profile.in_flight
-    assert doc["run"].get("random_offsets", False) == (profile.order == "random")
+    params = doc["run"]["params"]
+    assert doc["run"]["workload"] == name
+    assert params["transfer_bytes"] == profile.transfer_bytes
+    assert params["in_flight"] == profile.in_flight
+    assert params["random_offsets"] == (profile.order == "random")
     assert tuple(doc["summary"]) == profile.phases
     for phase in doc["summary"].values():
         assert phase["bytes_total"] == 2 * MiB
@@ -40,7 +41,7 @@ def test_reorder_reads_the_next_ranks_files(hpcio, file_url, read_documents, tar
     output = target_dir.parent / "results.jsonl"
     run_profile(hpcio, file_url(target_dir), output, "random-throughput", "--reorder")
     (doc,) = read_documents(output)
-    assert doc["run"]["reorder"] is True
+    assert doc["run"]["params"]["reorder"] is True
     assert doc["cache"]["read_back_from"] == "data written by another rank on the same node"
     assert all(p["errors"] == 0 for p in doc["phases"])  # --verify checked the other's data
 
@@ -60,7 +61,7 @@ def test_profile_all_prints_the_studys_tables_from_the_documents(
     done = run_profile(hpcio, file_url(target_dir), output, "all", "-q")
     docs = read_documents(output)
     names = list(storage.PROFILES)
-    assert [d["run"]["profile"] for d in docs] == names
+    assert [d["run"]["workload"] for d in docs] == names
     header, bandwidth = table_values(done.stdout, "Bandwidth (MiB/s, mean over iterations)")
     assert header == ["MiB/s", *names]
     _, latency = table_values(done.stdout, "Latency per operation (ms)")
@@ -87,7 +88,7 @@ def test_object_store_output_says_what_a_transfer_is(hpcio, tmp_path, read_docum
     assert re.search(r"note: on memory each transfer is an object .* one PUT .* GET", done.stdout)
     (doc,) = read_documents(output)
     objects = 2 * MiB // (4 << 10)
-    assert doc["run"]["files_per_rank"] == objects
+    assert doc["run"]["params"]["files_per_rank"] == objects
     write, read = doc["phases"]
     assert write["requests"]["put"] == objects
     assert "upload_part" not in write["requests"]
@@ -114,7 +115,7 @@ def test_each_profile_on_object_stores(hpcio, request, tmp_path, read_documents,
     run_profile(hpcio, server.url(prefix), output, name, size=str(size), env=server.env)
     (doc,) = read_documents(output)
     objects_per_rank = size // 2 // profile.transfer_bytes
-    assert doc["run"]["files_per_rank"] == objects_per_rank
+    assert doc["run"]["params"]["files_per_rank"] == objects_per_rank
     for phase in doc["phases"]:
         assert phase["errors"] == 0
         assert phase["ops_total"] == 2 * objects_per_rank
@@ -144,7 +145,7 @@ def test_duration_repeats_transfers_until_the_deadline(hpcio, file_url, read_doc
     done = run_profile(hpcio, file_url(target_dir), output, "max-latency", "--duration", "1")
     assert "each phase for 1 s" in done.stdout
     (doc,) = read_documents(output)
-    assert doc["run"]["duration_s"] == 1.0
+    assert doc["run"]["params"]["duration_s"] == 1.0
     for phase in doc["phases"]:
         assert phase["errors"] == 0
         # No rank stops before its deadline, 1 s after its post-barrier t0.

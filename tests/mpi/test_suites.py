@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hpcio.spec.suite import load_suite
 from hpcio.spec.sweep import point_key
+from hpcio.workloads.patterns.common import file_bytes
 
 pytestmark = pytest.mark.mpi
 
@@ -36,9 +37,9 @@ def test_shipped_suite_runs_small_and_resumes(
         assert point_key(doc["run"]) == point_key(point.to_dict())
         assert doc["ranks"] == point.ranks == 4
         assert doc["run"]["ranks_per_node"] == point.ranks_per_node
-        assert len(doc["phases"]) == PHASES[point.pattern] * point.iterations
+        assert len(doc["phases"]) == PHASES[point.workload] * point.iterations
         for phase in doc["phases"]:
-            moved = point.file_bytes * (point.ranks if point.pattern == "sfmr" else 1)
+            moved = file_bytes(point) * (point.ranks if point.workload == "sfmr" else 1)
             assert phase["bytes_total"] == moved
     # stdout is a pipe here: one plain line per point, numbered, with what is left.
     lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
@@ -119,8 +120,8 @@ def test_one_rank_runs_without_mpi_and_groups_run_in_order(
     assert "hpcio suite: 1 rank(s): 2 point(s)" in done.stdout
     assert "hpcio suite: 2 rank(s): 2 point(s)" in done.stdout
     assert [d["ranks"] for d in read_documents(output)] == [1, 1, 2, 2]
-    # No layout was asked for, so no layout is recorded and no note is printed.
-    assert all("ranks_per_node" not in d["run"] for d in read_documents(output))
+    # No layout was asked for, so none is recorded (schema 2 records None) and no note printed.
+    assert all(d["run"]["ranks_per_node"] is None for d in read_documents(output))
     assert "not enforced" not in done.stdout
 
 
