@@ -455,7 +455,7 @@ def test_posix_writes_priced_as_s3_count_every_object_written(
     an object of its own, one PUT."""
     output = recorded.selected(V1 / recording, tmp_path / "r.jsonl", size_per_rank_bytes=MiB)
     (doc,) = results_io.read(output)
-    assert (doc.ranks, doc.run["transfer_bytes"]) == (2, 256 << 10)
+    assert (doc.ranks, doc.params["transfer_bytes"]) == (2, 256 << 10)
     (write,) = [p for p in doc.phases if p.phase == "write"]
     transfers = write.requests["write"]
     cost = estimate_cost(doc, catalogue, None, "s3", keep_hours=0)

@@ -4,6 +4,7 @@ configurations kept apart, from recorded `hpcio profile` runs."""
 import json
 
 import pytest
+from hpcio.results.v1 import upgrade_run
 from recorded import T1, T2, V1
 
 MiB = 1 << 20
@@ -76,7 +77,7 @@ def test_iozone_tables_per_target_with_repeats_pooled(profiled, hpcio, read_docu
         for index, test in enumerate(
             ("write", "rewrite", "read", "reread", "random read", "random write")
         ):
-            runs = [d for d in chosen if d["run"]["params"]["test"] == test]
+            runs = [d for d in chosen if upgrade_run(d["run"])["params"]["test"] == test]
             (phase,) = runs[0]["run"]["phases"]
             rates = iteration_mib_s(runs, phase)
             assert cells[index] == f"{sum(rates) / len(rates) * 1024:.0f}"

@@ -4,15 +4,17 @@ import pytest
 import recorded
 from hpcio.errors import ResultsError
 from hpcio.results import io as results_io
+from hpcio.results import v1
 from recorded import V1
 
 
 @pytest.fixture(scope="module")
 def lines(tmp_path_factory):
-    """Two recorded sfmw documents (1 MiB and 2 MiB per rank, tests/data/v1), as JSON lines."""
+    """Two recorded sfmw documents (1 MiB and 2 MiB per rank, tests/data/v1), as JSON lines of
+    the schema hpcio writes now (version 2, as results/v1.py upgrades them)."""
     path = tmp_path_factory.mktemp("check") / "results.jsonl"
     found = recorded.selected(V1 / "file-1rank.jsonl", path, pattern="sfmw")
-    found = found.read_text().splitlines()
+    found = [json.dumps(v1.upgrade(json.loads(line))) for line in found.read_text().splitlines()]
     assert len(found) == 2
     return found
 

@@ -129,6 +129,7 @@ def test_a_resumed_sweep_counts_a_version_1_point_as_done():
     assert len(pending(sweep_specs(), done[:3])) == 1
 
 
+@pytest.mark.mpi  # -n 2 starts mpiexec, even with nothing left to run
 def test_hpcio_sweep_resumes_from_a_version_1_file(hpcio, target_dir, file_url, tmp_path):
     out = tmp_path / "out.jsonl"
     out.write_text((STORED / "sweep.jsonl").read_text().replace(URL, file_url(target_dir)))

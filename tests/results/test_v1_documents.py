@@ -40,7 +40,7 @@ def test_the_special_runs_are_what_their_names_say():
     (stopped,) = results_io.read(V1 / "file-interrupted.jsonl")
     assert stopped.status == "interrupted" and stopped.summary["write"].iterations == 2
     (own,) = results_io.read(V1 / "file-sfmr-own.jsonl")
-    assert (own.run["pattern"], own.run["read_scope"]) == ("sfmr", "own")
+    assert (own.workload, own.params["read_scope"]) == ("sfmr", "own")
     suite = results_io.read(V1 / "suite-ranks-per-node.jsonl")
     assert [d.run["ranks_per_node"] for d in suite] == [1, 1, 2, 2]
     s3 = results_io.read(V1 / "s3-2ranks.jsonl")

@@ -1,21 +1,20 @@
 """What the launching hpcio does after a failed or stopped job, and `hpcio clean`'s work: on a
 real file target, with a real result document, no MPI."""
 
-import dataclasses
 import json
 
 import pytest
 from hpcio.runner import cleanup
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
-from hpcio.workloads import patterns
+from hpcio.workloads import registry
 
 MiB = 1 << 20
 
 
 def spec(target_dir, **changes) -> RunSpec:
-    base = RunSpec("mfmw", TargetSpec.from_url(f"file://{target_dir}"), 2, MiB, 256 << 10)
-    return dataclasses.replace(base, **changes).validate()
+    settings = {"ranks": 2, "size_per_rank_bytes": MiB, "transfer_bytes": 256 << 10, **changes}
+    return RunSpec.build("mfmw", target=TargetSpec.from_url(f"file://{target_dir}"), **settings)
 
 
 def leave_files(target_dir, run: RunSpec) -> set[str]:
@@ -29,7 +28,7 @@ def test_written_keys_are_the_files_of_every_rank_once_in_the_workloads_order(ta
     one, two = spec(target_dir), spec(target_dir, files_per_rank=2)
     keys = cleanup.written_keys([one, two, one])
     # Ranks share the removal out by position: the order must not depend on the process.
-    assert keys == patterns.get("mfmw").keys(one) + patterns.get("mfmw").keys(two)
+    assert keys == registry.get("mfmw").keys(one) + registry.get("mfmw").keys(two)
     assert len(set(keys)) == len(keys) == 2 + 2 * 2
     assert all(key.startswith(cleanup.OWN_PREFIX) for key in keys)
 

@@ -45,8 +45,10 @@ def finished(tmp_path, hpcio):
 def test_resume_skips_what_is_done_and_takes_back_what_an_older_hpcio_kept_aside(finished):
     record = json.loads(finished.read_text())
     target = TargetSpec.from_url(record["run"]["target"]["url"])
-    done = RunSpec("mfmw", target, 1, 256 << 10, 256 << 10)
-    todo = RunSpec("mfmw", target, 1, 512 << 10, 256 << 10)
+    done = RunSpec.build("mfmw", target=target, size_per_rank_bytes=256 << 10,
+                         transfer_bytes=256 << 10)  # fmt: skip
+    todo = RunSpec.build("mfmw", target=target, size_per_rank_bytes=512 << 10,
+                         transfer_bytes=256 << 10)  # fmt: skip
     assert resume([done, todo], str(finished)) == [todo]
 
     # hpcio 0.1 kept a stopped run's finished iterations in FILE.partial.

@@ -112,6 +112,7 @@ class PatternWorkload(Workload):
     }
 
     def validate(self, run: RunSpec) -> None:
+        super().validate(run)
         p = run.params
         for option, value in (("--size-per-rank", p.size_per_rank_bytes),
                               ("--transfer", p.transfer_bytes), ("--in-flight", p.in_flight),
@@ -139,7 +140,6 @@ class PatternWorkload(Workload):
                 f"--direct needs a transfer that is a multiple of {format_bytes(DIRECT_ALIGN)}, "
                 f"got {format_bytes(p.transfer_bytes)}"
             )
-        super().validate(run)
 
     def in_flight(self, run: RunSpec) -> int:
         """Never more than the run has transfers."""
