@@ -34,8 +34,8 @@ def test_report_tables_hold_the_runs_figures(swept, hpcio):
     assert sorted(tables) == ["mfmw read", "mfmw write", "sfmw read", "sfmw write"]
     for doc in docs:
         for phase, summary in doc.summary.items():
-            rows = tables[f"{doc.run['pattern']} {phase}"]["rows"]
-            (row,) = [r for r in rows if r[1] == doc.run["size_per_rank_bytes"] / MiB]
+            rows = tables[f"{doc.run['workload']} {phase}"]["rows"]
+            (row,) = [r for r in rows if r[1] == doc.run["params"]["size_per_rank_bytes"] / MiB]
             assert row[2] == summary.seconds.mean
 
 
