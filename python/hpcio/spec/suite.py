@@ -15,10 +15,10 @@ from typing import Any
 from hpcio.errors import HpcioError, SpecError
 from hpcio.spec import tomlfile
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec
-from hpcio.spec.options import Option
+from hpcio.spec.options import SIZE, Option
 from hpcio.spec.sweep import grid
 from hpcio.spec.target import TargetSpec
-from hpcio.units import format_bytes, parse_size, parse_size_range
+from hpcio.units import format_bytes, parse_size_range
 from hpcio.workloads import registry
 
 #: The grid's axes: each takes one value or a list of them.
@@ -330,17 +330,8 @@ def _positive_int(value: Any) -> int:
     return value
 
 
-def _size(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise TypeError(f'must be a size such as "4MiB", got {value!r}')
-    size = parse_size(value)
-    if size < 1:
-        raise ValueError(f"must be at least 1 byte, got {value!r}")
-    return size
-
-
 def _sizes(value: Any) -> list[int]:
     """One size, or a doubling range "1MiB..1GiB"."""
     if isinstance(value, str):
         return parse_size_range(value)
-    return [_size(value)]
+    return [SIZE.convert(value)]
