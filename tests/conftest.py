@@ -1,7 +1,10 @@
-"""Shared fixtures: the hpcio CLI as a subprocess, target directories, documents, engine runs."""
+"""Shared fixtures: the hpcio CLI (in pytest's process where that is safe, else a subprocess),
+target directories, documents, engine runs."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -120,11 +123,78 @@ def run_cli(
     return Completed(done.returncode, done.stdout or "", done.stderr)
 
 
+#: Subcommands that only read documents and write files or stdout: no mpiexec, no signal
+#: handler, no atexit lock, no os._exit, no environment change. They run in pytest's own process
+#: (a `python -m hpcio` costs about 0.25 s of imports; the unit suite starts a hundred).
+IN_PROCESS_COMMANDS = frozenset({"report", "compare", "cost"})
+
+
+def run_in_process(*args: object) -> Completed:
+    """hpcio.cli.main(args) with stdout and stderr captured and SystemExit made a return code,
+    as `python -m hpcio args` would give them. An uncaught exception is not made a returncode:
+    it propagates and fails the test, as a traceback on a real process would."""
+    from hpcio import cli
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            returncode = cli.main([str(arg) for arg in args])
+        except SystemExit as exit_:
+            returncode = _exit_code(exit_.code, stderr)
+    return Completed(returncode, stdout.getvalue(), stderr.getvalue())
+
+
+def _exit_code(code: object, stderr: io.StringIO) -> int:
+    # What the interpreter does with SystemExit(code) at a process's end.
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=stderr)
+    return 1
+
+
+def run_cli_fast(
+    *args: object,
+    launcher: tuple[str, ...] = (),
+    timeout: float = CLI_TIMEOUT_S,
+    stdout_closed: bool = False,
+    env: dict[str, str] | None = None,
+) -> Completed:
+    """run_cli, in this process when the command is one of IN_PROCESS_COMMANDS and nothing
+    about the process itself (a launcher, a closed stdout, an environment) is asked for."""
+    in_process = (
+        args
+        and str(args[0]) in IN_PROCESS_COMMANDS
+        and not launcher
+        and not stdout_closed
+        and env is None
+    )
+    if in_process:
+        return run_in_process(*args)
+    return run_cli(*args, launcher=launcher, timeout=timeout, stdout_closed=stdout_closed, env=env)
+
+
 @pytest.fixture(scope="session")
 def hpcio() -> Callable[..., Completed]:
-    """hpcio(*args, launcher=(), stdout_closed=False) runs `python -m hpcio args` ->
-    (returncode, stdout, stderr)."""
+    """hpcio(*args, launcher=(), stdout_closed=False, env=None) runs `python -m hpcio args` ->
+    (returncode, stdout, stderr); report, compare and cost run in this process (run_cli_fast).
+    tests/test_cli_errors.py keeps every command on a real process."""
+    return run_cli_fast
+
+
+@pytest.fixture(scope="session")
+def hpcio_process() -> Callable[..., Completed]:
+    """hpcio, always as a real `python -m hpcio` process (exit codes and stderr as users get
+    them, tracebacks included)."""
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def hpcio_in_process() -> Callable[..., Completed]:
+    """hpcio.cli.main in this process, whatever the command (run_in_process): only for commands
+    in IN_PROCESS_COMMANDS."""
+    return run_in_process
 
 
 @pytest.fixture

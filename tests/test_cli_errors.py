@@ -1,6 +1,33 @@
+from pathlib import Path
+
 import pytest
 
 MiB = 1 << 20
+
+V1_DOCUMENTS = Path(__file__).parent / "data" / "v1" / "file-1rank.jsonl"
+
+
+@pytest.fixture
+def hpcio(hpcio_process):
+    """Every case here on a real `python -m hpcio` process: the exit codes and the one stderr
+    line users get, with no traceback (elsewhere report, compare and cost run in-process)."""
+    return hpcio_process
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("report", V1_DOCUMENTS),
+        ("report", "--format", "csv", V1_DOCUMENTS),
+        ("report", "/nonexistent/results.jsonl"),
+        ("compare", V1_DOCUMENTS),
+        ("cost", "--unknown-option"),
+    ],
+    ids=["report", "report-csv", "report-missing", "compare-usage", "cost-usage"],
+)
+def test_in_process_cli_gives_what_a_process_gives(hpcio_in_process, hpcio_process, args):
+    # The in-process shortcut of the unit tests is only worth having if it cannot hide a change.
+    assert hpcio_in_process(*args) == hpcio_process(*args)
 
 
 @pytest.fixture
