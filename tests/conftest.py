@@ -1,7 +1,10 @@
-"""Shared fixtures: the hpcio CLI as a subprocess, target directories, documents, engine runs."""
+"""Shared fixtures: the hpcio CLI (in pytest's process where that is safe, else a subprocess),
+target directories, documents, engine runs."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -9,7 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import pytest
 import servers
@@ -120,11 +123,101 @@ def run_cli(
     return Completed(done.returncode, done.stdout or "", done.stderr)
 
 
+#: Subcommands that only read documents and write files or stdout: no mpiexec, no signal
+#: handler, no atexit lock, no os._exit, no environment change. They run in pytest's own process
+#: (a `python -m hpcio` costs about 0.2 s of imports; the unit suite starts over a hundred).
+IN_PROCESS_COMMANDS = frozenset({"report", "compare", "cost"})
+#: Subcommands that check their options in pytest's process and, once they pass, run as a real
+#: process: everything before runner/launch.py's entries (parse, validate, probe -o) is safe
+#: here; what comes after starts mpiexec, sets signal handlers, takes locks, may os._exit.
+CHECKED_IN_PROCESS_COMMANDS = frozenset({"run", "sweep", "suite", "profile"})
+#: runner/launch.py's entries, through which every command starts running.
+_LAUNCH_ENTRIES = ("launch_or_join", "launch_groups", "join")
+
+
+class _WouldRun(BaseException):
+    """Raised in place of a launch entry (a BaseException: hpcio's own handlers let it by)."""
+
+
+def run_in_process(*args: object, stop_at_launch: bool = False) -> Completed | None:
+    """hpcio.cli.main(args) with stdout and stderr captured and SystemExit made a return code,
+    as `python -m hpcio args` would give them, in the environment run_cli gives. An uncaught
+    exception is not made a returncode: it propagates and fails the test, as a traceback on a
+    real process would. With stop_at_launch, None once the command would start running."""
+    from hpcio import cli
+    from hpcio.runner import launch
+
+    def would_run(*_: object, **__: object) -> NoReturn:
+        raise _WouldRun
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        for name in os.environ.keys() - _env().keys():
+            patch.delenv(name)
+        if stop_at_launch:
+            for entry in _LAUNCH_ENTRIES:
+                patch.setattr(launch, entry, would_run)
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                returncode = cli.main([str(arg) for arg in args])
+            except SystemExit as exit_:
+                returncode = _exit_code(exit_.code, stderr)
+            except _WouldRun:
+                return None
+    return Completed(returncode, stdout.getvalue(), stderr.getvalue())
+
+
+def _exit_code(code: object, stderr: io.StringIO) -> int:
+    # What the interpreter does with SystemExit(code) at a process's end.
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=stderr)
+    return 1
+
+
+def run_cli_fast(
+    *args: object,
+    launcher: tuple[str, ...] = (),
+    timeout: float = CLI_TIMEOUT_S,
+    stdout_closed: bool = False,
+    env: dict[str, str] | None = None,
+) -> Completed:
+    """run_cli, in this process where that is safe: a command of IN_PROCESS_COMMANDS, or one of
+    CHECKED_IN_PROCESS_COMMANDS until it would start running; never when something about the
+    process itself (a launcher, a closed stdout, an environment) is asked for."""
+    command = str(args[0]) if args else ""
+    if not launcher and not stdout_closed and env is None:
+        if command in IN_PROCESS_COMMANDS:
+            return run_in_process(*args)  # type: ignore[return-value]
+        if command in CHECKED_IN_PROCESS_COMMANDS:
+            refused = run_in_process(*args, stop_at_launch=True)
+            if refused is not None:
+                return refused
+    return run_cli(*args, launcher=launcher, timeout=timeout, stdout_closed=stdout_closed, env=env)
+
+
 @pytest.fixture(scope="session")
 def hpcio() -> Callable[..., Completed]:
-    """hpcio(*args, launcher=(), stdout_closed=False) runs `python -m hpcio args` ->
-    (returncode, stdout, stderr)."""
+    """hpcio(*args, launcher=(), stdout_closed=False, env=None) runs `python -m hpcio args` ->
+    (returncode, stdout, stderr), in this process where that is safe (run_cli_fast).
+    tests/test_cli_errors.py keeps every command on a real process."""
+    return run_cli_fast
+
+
+@pytest.fixture(scope="session")
+def hpcio_process() -> Callable[..., Completed]:
+    """hpcio, always as a real `python -m hpcio` process (exit codes and stderr as users get
+    them, tracebacks included)."""
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def hpcio_in_process() -> Callable[..., Completed]:
+    """hpcio.cli.main in this process (run_in_process): for IN_PROCESS_COMMANDS, or with
+    stop_at_launch=True for CHECKED_IN_PROCESS_COMMANDS."""
+    return run_in_process
 
 
 @pytest.fixture

@@ -1,6 +1,56 @@
+from pathlib import Path
+
 import pytest
 
 MiB = 1 << 20
+
+V1_DOCUMENTS = Path(__file__).parent / "data" / "v1" / "file-1rank.jsonl"
+
+
+@pytest.fixture
+def hpcio(hpcio_process):
+    """Every case here on a real `python -m hpcio` process: the exit codes and the one stderr
+    line users get, with no traceback (elsewhere report, compare and cost run in-process)."""
+    return hpcio_process
+
+
+SOME_DIRECTORY = "file:///tmp"
+RUN_1MiB = ("run", "--size-per-rank", "1MiB", "--target", SOME_DIRECTORY)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("report", V1_DOCUMENTS), id="report"),
+        pytest.param(("report", "--format", "csv", V1_DOCUMENTS), id="report-csv"),
+        pytest.param(("report", "/nonexistent/results.jsonl"), id="report-missing"),
+        pytest.param(("compare", V1_DOCUMENTS), id="compare-usage"),
+        pytest.param(("cost", "--unknown-option"), id="cost-usage"),
+        pytest.param(
+            ("run", "--pattern", "mfmw", "--size-per-rank", "1QiB", "--target", SOME_DIRECTORY),
+            id="run-bad-size",
+        ),
+        pytest.param(
+            (*RUN_1MiB, "--pattern", "sfmr", "--phases", "write"),
+            id="run-bad-phases",
+        ),
+        pytest.param(
+            ("sweep", "--pattern", "mfmw", "--sizes", "1MiB:2MiB", "--target", SOME_DIRECTORY),
+            id="sweep-without-output",
+        ),
+    ],
+)
+def test_in_process_cli_gives_what_a_process_gives(hpcio_in_process, hpcio_process, args):
+    # The in-process shortcut of the unit tests is only worth having if it cannot hide a change.
+    in_process = hpcio_in_process(*args, stop_at_launch=args[0] in ("run", "sweep"))
+    assert in_process == hpcio_process(*args)
+
+
+def test_in_process_cli_stops_where_a_run_would_start(hpcio_in_process, target_dir, file_url):
+    # A command that passes its checks must be left to a real process (conftest.run_cli_fast).
+    args = ("run", "--pattern", "mfmw", "--size-per-rank", "1MiB", "--target", file_url(target_dir))
+    assert hpcio_in_process(*args, stop_at_launch=True) is None
+    assert list(target_dir.iterdir()) == []
 
 
 @pytest.fixture

@@ -41,6 +41,14 @@ def test_help_says_where_secrets_are_safe(hpcio):
     )
 
 
+def test_version_is_the_installed_one(hpcio):
+    # Looked up only when asked (hpcio/__init__.py): still the installed distribution's.
+    from importlib.metadata import version
+
+    done = hpcio("--version")
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"hpcio {version('hpcio')}\n", "")
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [

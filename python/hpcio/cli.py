@@ -39,11 +39,23 @@ def error_line(message: object) -> str:
     return "hpcio: error: " + " ".join(str(message).split())
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from hpcio import __version__
+class _VersionAction(argparse.Action):
+    """--version, looking the version up only when asked (importlib.metadata is slow to import)."""
 
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        help_text = "show program's version number and exit"  # argparse's own words
+        super().__init__(option_strings, dest, nargs=0, help=help_text)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        import hpcio
+
+        print(f"hpcio {hpcio.__version__}")  # on stdout, as argparse's own version action
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="hpcio", description="HPC I/O patterns on POSIX and object storage.")
-    parser.add_argument("--version", action="version", version=f"hpcio {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)

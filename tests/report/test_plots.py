@@ -142,10 +142,17 @@ def test_svg_is_the_same_for_the_same_documents(results):
     assert plots.render(first, "svg") == plots.render(second, "svg")
 
 
-def test_cli_writes_png_and_svg_and_prints_paths(results, hpcio, tmp_path):
-    out = tmp_path / "new" / "plots"
+@pytest.fixture(scope="module")
+def plotted(results, hpcio, tmp_path_factory):
+    """`hpcio report A --plots DIR` into a DIR that does not exist yet: (DIR, its output). Drawn
+    once for the tests that read the files (matplotlib takes a second or two)."""
+    out = tmp_path_factory.mktemp("plotted") / "new" / "plots"
+    return out, hpcio("report", results.a, "--plots", out)
+
+
+def test_cli_writes_png_and_svg_and_prints_paths(results, plotted):
+    out, done = plotted
     docs = results_io.read(results.a)
-    done = hpcio("report", results.a, "--plots", out)
     assert (done.returncode, done.stderr) == (0, "")
     names = [p.name for p in plots.report_plots(docs).plots]
     printed = done.stdout.splitlines()
@@ -166,12 +173,12 @@ def test_cli_writes_png_and_svg_and_prints_paths(results, hpcio, tmp_path):
         assert root.tag == "{http://www.w3.org/2000/svg}svg"
 
 
-def test_png_holds_the_lines(results, hpcio, tmp_path):
+def test_png_holds_the_lines(plotted):
     from PIL import Image
 
-    done = hpcio("report", results.a, "--plots", tmp_path)
+    out, done = plotted
     assert done.returncode == 0, done.stderr
-    image = Image.open(tmp_path / "bandwidth-vs-size-write.png").convert("RGB")
+    image = Image.open(out / "bandwidth-vs-size-write.png").convert("RGB")
     colours = {colour for _, colour in image.getcolors(maxcolors=1 << 20)}
     # The first two series are drawn in matplotlib's C0 and C1.
     assert (0x1F, 0x77, 0xB4) in colours

@@ -8,7 +8,8 @@ import datetime
 import os
 from collections.abc import Callable
 
-from hpcio import __version__, _engine
+import hpcio
+from hpcio import _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
 from hpcio.runner import ceiling, interrupts, journal, lock, resources
@@ -129,6 +130,7 @@ def execute(
         RunFailedError: an operation failed or verification found wrong data (every rank alike).
     """
     started = _utc_now()
+    version = hpcio.__version__  # before the phases: its first lookup imports importlib.metadata
     topo = topology(world)
     cores = resources.cores_per_node(world)
     problem: HpcioError | None = None
@@ -161,7 +163,7 @@ def execute(
         return ResultDocument(
             schema_version=SCHEMA_VERSION,
             kind=KIND,
-            hpcio_version=__version__,
+            hpcio_version=version,
             started_at_utc=started,
             finished_at_utc=_utc_now(),
             hosts=topo.hosts,
