@@ -278,3 +278,25 @@ def test_unknown_pattern_is_a_spec_error():
         registry.get("sfxw", "pattern")
     with pytest.raises(SpecError, match="unknown pattern 'xyz'; choose one of sfsw, sfmw, mfmw"):
         registry.get("xyz", "pattern")
+
+
+def test_blocks_for_many_keys_are_the_rows_of_one_key_after_another():
+    """PlanBuilder.controls and runs_in_each (one numpy block for all keys) give exactly the
+    rows that adding each key on its own gives."""
+    from hpcio.workloads.plans import Op, PlanBuilder, Runs
+
+    keys = [f"k{i}" for i in range(5)]
+    runs = Runs.of([0, 8192], 2, [3, 4])
+    one_by_one = PlanBuilder()
+    for key in keys:
+        one_by_one.control(Op.OPEN_WRITE, key)
+    for key in keys:
+        one_by_one.runs(Op.WRITE, key, runs, 4096)
+    for key in keys:
+        one_by_one.control(Op.CLOSE, key)
+    blocks = PlanBuilder().controls(Op.OPEN_WRITE, keys)
+    blocks.runs_in_each(Op.WRITE, keys, runs, 4096).controls(Op.CLOSE, keys)
+    a, b = one_by_one.build(), blocks.build()
+    assert a.keys == b.keys == tuple(keys)
+    for column_a, column_b in zip(a.columns()[:-1], b.columns()[:-1], strict=True):
+        assert column_a.tolist() == column_b.tolist()

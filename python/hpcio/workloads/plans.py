@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -143,6 +144,29 @@ class PlanBuilder:
 
     def control(self, op: Op, key: str) -> PlanBuilder:
         return self.runs(op, key, Runs.of(0, 1, 0), length=0)
+
+    def controls(self, op: Op, keys: Sequence[str]) -> PlanBuilder:
+        """One control row per key, in order, as one block (no Python step per row but the
+        key's index)."""
+        n = len(keys)
+        index = np.fromiter((self._key(k) for k in keys), np.uint32, n)
+        zeros = np.zeros(n, np.uint64)
+        self._columns.append(
+            (np.full(n, int(op), np.uint8), index, zeros, zeros, np.ones(n, np.uint64), zeros,
+             np.zeros(n, np.uint32))
+        )  # fmt: skip
+        return self
+
+    def runs_in_each(self, op: Op, keys: Sequence[str], runs: Runs, length: int) -> PlanBuilder:
+        """`runs` in every key, key after key, as one block."""
+        index = np.fromiter((self._key(k) for k in keys), np.uint32, len(keys))
+        rows = _rows(op, 0, runs, length)
+        each = len(runs.firsts)
+        self._columns.append(
+            (np.tile(rows[0], len(keys)), np.repeat(index, each),
+             *(np.tile(column, len(keys)) for column in rows[2:]))
+        )  # fmt: skip
+        return self
 
     def runs(self, op: Op, key: str, runs: Runs, length: int) -> PlanBuilder:
         """Runs of `length`-byte transfers, each `length` after the one before, in `key`."""

@@ -88,14 +88,11 @@ def _file_plan(
     keys = [keys] if isinstance(keys, str) else list(keys)
     writing = op is Op.WRITE
     builder = PlanBuilder()
-    for key in keys:
-        builder.control(Op.OPEN_WRITE if writing else Op.OPEN_READ, key)
-    for key in keys:
-        builder.runs(op, key, runs, run.params.transfer_bytes)
-    for key in keys if writing and run.fsync else ():
-        builder.control(Op.SYNC, key)
-    for key in keys:
-        builder.control(Op.CLOSE, key)
+    builder.controls(Op.OPEN_WRITE if writing else Op.OPEN_READ, keys)
+    builder.runs_in_each(op, keys, runs, run.params.transfer_bytes)
+    if writing and run.fsync:
+        builder.controls(Op.SYNC, keys)
+    builder.controls(Op.CLOSE, keys)
     return builder.build(shuffle)
 
 
