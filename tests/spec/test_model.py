@@ -131,6 +131,8 @@ def test_to_dict_from_dict_round_trip():
         "transfer_bytes": 256 * KiB,
         "in_flight": 1,
         "reorder": True,
+        "api": "posix",
+        "collective": False,
         "segments": 2,
         "read_scope": "own",
     }

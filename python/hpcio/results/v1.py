@@ -15,6 +15,8 @@ _COMMON_DEFAULTS = {"drop_caches": False, "ranks_per_node": None}
 _EVERY = ("size_per_rank_bytes", "transfer_bytes", "in_flight", "reorder")
 _SHARED = (*_EVERY, "segments")
 _PER_RANK = {"files_per_rank": 1, "random_offsets": False, "duration_s": None}
+#: Version 1 moved every byte through the engine (posix; --api came later).
+_API = {"api": "posix", "collective": False}
 #: Version 1's pattern -> the options that meant something to it (with the defaults version
 #: 1 left out of documents).
 _PARAMS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
@@ -43,7 +45,7 @@ def upgrade_run(run: dict[str, Any]) -> dict[str, Any]:
         return run
     pattern = str(run.get("pattern"))
     names, defaults = _PARAMS.get(pattern, (tuple(k for k in run if k not in COMMON), {}))
-    params = {**defaults, **{k: run[k] for k in (*names, *defaults) if k in run}}
+    params = {**_API, **defaults, **{k: run[k] for k in (*names, *defaults) if k in run}}
     profile = run.get("profile")
     workload = pattern
     if isinstance(profile, str) and profile.startswith(IOZONE_PREFIX):

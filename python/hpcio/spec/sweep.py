@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from hpcio.errors import HpcioError
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec
 from hpcio.spec.options import declared
 
@@ -39,6 +40,15 @@ def point_key(run_record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True)
 
 
+def _as_now(record: dict[str, Any]) -> dict[str, Any]:
+    """A document's spec as this hpcio would record it (params added since it was written
+    take their defaults), so an older document of the same point still counts as done."""
+    try:
+        return RunSpec.from_dict(record).to_dict()
+    except (HpcioError, KeyError, TypeError, ValueError):
+        return record  # a workload or field this hpcio does not know: compared as it is
+
+
 def pending(specs: Iterable[RunSpec], done_records: Iterable[dict[str, Any]]) -> list[RunSpec]:
     """The specs whose point has no document yet.
 
@@ -46,5 +56,5 @@ def pending(specs: Iterable[RunSpec], done_records: Iterable[dict[str, Any]]) ->
         done_records: the `run` records of complete documents (interrupted ones don't count),
             of schema version 2 (results/io.py upgrades older ones).
     """
-    done = {point_key(r) for r in done_records}
+    done = {point_key(_as_now(r)) for r in done_records}
     return [s for s in specs if point_key(s.to_dict()) not in done]

@@ -10,7 +10,16 @@ import numpy as np
 
 from hpcio.errors import SpecError
 from hpcio.units import format_bytes
-from hpcio.workloads.contract import CacheFacts, MemoryNeed, Phase, Workload, Written
+from hpcio.workloads.contract import (
+    Body,
+    CacheFacts,
+    MemoryNeed,
+    Phase,
+    PlanBody,
+    RankInfo,
+    Workload,
+    Written,
+)
 from hpcio.workloads.patterns.params import MAX_IN_FLIGHT, PatternParams
 from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
 
@@ -97,7 +106,11 @@ def _file_plan(
 
 
 class PatternWorkload(Workload):
-    """A pattern: `size_per_rank` per rank in transfers, through an engine plan."""
+    """A pattern: `size_per_rank` per rank in transfers, through an engine plan, or through
+    another API (`--api`), which does the same plan's I/O in a Python body."""
+
+    #: All ranks share one file (opened by all of them together under MPI-IO).
+    shared_file = True
 
     family = "pattern"
     params = PatternParams
@@ -132,11 +145,40 @@ class PatternWorkload(Workload):
                 f"{what} ({format_bytes(block_bytes(run))}) is not a multiple of the transfer "
                 f"({format_bytes(p.transfer_bytes)})"
             )
+        if p.api != "posix":
+            self._validate_api(run)
+        elif p.collective:
+            raise SpecError("--collective is for --api mpiio; posix calls are independent")
         if run.direct and p.transfer_bytes % DIRECT_ALIGN:
             raise SpecError(
                 f"--direct needs a transfer that is a multiple of {format_bytes(DIRECT_ALIGN)}, "
                 f"got {format_bytes(p.transfer_bytes)}"
             )
+
+    def engine_body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
+        """The rank's I/O as the engine does it (posix)."""
+        raise NotImplementedError
+
+    def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
+        body = self.engine_body(run, phase, who)
+        if run.params.api == "posix":
+            return body
+        from hpcio.workloads.apis import mpiio
+
+        assert isinstance(body, PlanBody)
+        return mpiio.body(body.plan, shared=self.shared_file, collective=run.params.collective)
+
+    def _validate_api(self, run: RunSpec) -> None:
+        p = run.params
+        if run.target.is_object_store:
+            raise SpecError(
+                f"--api {p.api} does its I/O through a file system: give a file:// target "
+                "(object stores take --api posix)"
+            )
+        if getattr(p, "duration_s", None) is not None:
+            raise SpecError(f"--duration is for --api posix, not {p.api}")
+        if run.direct:
+            raise SpecError(f"--direct is for --api posix; {p.api} goes through MPI's own I/O")
 
     def in_flight(self, run: RunSpec) -> int:
         """Never more than the run has transfers."""

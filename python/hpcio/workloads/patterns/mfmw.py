@@ -55,8 +55,9 @@ class Mfmw(PatternWorkload):
     name = "mfmw"
     params = FilePerRankParams
     summary = "N-N: every rank writes its own file, then reads one back"
+    shared_file = False
 
-    def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
+    def engine_body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
         # Several files take turns, as fio's file_service_type=roundrobin; random order
         # (fio's randrw) is computed by the engine from (seed, rank, phase).
         p = run.params

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from hpcio.spec.options import DURATION, FLAG, POSITIVE, SIZE, choice, option
 
+#: The interfaces a pattern's bytes can go through (DESIGN.md's api).
+APIS = ("posix", "mpiio")
 #: Transfers in flight per rank: each is an engine lane with a transfer's buffer, and a node
 #: runs many ranks; deeper queues than this measure the scheduler, not the storage.
 MAX_IN_FLIGHT = 4096
@@ -45,6 +47,19 @@ class PatternParams:
         kind=FLAG,
         default=False,
         help="read back another rank's data (another node's when there are several)",
+    )
+    api: str = option(
+        "--api",
+        kind=choice(*APIS),
+        default="posix",
+        help="the interface the bytes go through (IOR's -a): posix (the engine's pwrite/pread, "
+        "or the object store's requests), mpiio (MPI-IO through mpi4py's MPI.File)",
+    )
+    collective: bool = option(
+        "--collective",
+        kind=FLAG,
+        default=False,
+        help="mpiio: collective calls (Write_at_all, Read_at_all) instead of independent ones",
     )
 
 

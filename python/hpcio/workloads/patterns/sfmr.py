@@ -21,9 +21,9 @@ class Sfmr(PatternWorkload):
     summary = "N-1 read: every rank reads the whole shared file, or its region"
     own_phases = (Phase.READ,)
 
-    def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
+    def engine_body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
         if phase is Phase.WRITE or run.params.read_scope == "own":
-            return Sfmw().body(run, phase, who)
+            return Sfmw().engine_body(run, phase, who)
         return PlanBody(read_plan(run, SHARED_KEY, every_block(run)), run.params.in_flight)
 
     def prepare(self, run: RunSpec) -> RunSpec | None:

@@ -20,7 +20,7 @@ class Sfmw(PatternWorkload):
     params = SharedFileParams
     summary = "N-1: every rank writes its region of one shared file"
 
-    def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
+    def engine_body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
         p = run.params
         if phase is Phase.WRITE:
             plan = write_plan(run, SHARED_KEY, own_runs(run, who.rank, shared=True))

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hpcio.errors import SpecError
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import (
     Body,
@@ -59,7 +60,7 @@ class Sfsw(PatternWorkload):
     params = CollectParams
     summary = "master I/O: ranks send their data to rank 0, which writes one file"
 
-    def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
+    def engine_body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
         """The collector's open and close (with fsync); the chunks go between them."""
         none = Runs.of(np.zeros(0, np.uint64), 0, COLLECTOR)
         plan = write_plan if phase is Phase.WRITE else read_plan
@@ -84,6 +85,14 @@ class Sfsw(PatternWorkload):
             in_flight=run.params.in_flight,
             collector=COLLECTOR,
         )
+
+    def validate(self, run: RunSpec) -> None:
+        super().validate(run)
+        if run.params.api != "posix":
+            raise SpecError(
+                f"--api {run.params.api} is for sfmw, mfmw, sfmr and mfmr: sfsw's collector "
+                "writes through the engine"
+            )
 
     def keys(self, run: RunSpec) -> list[str]:
         return [SFSW_KEY]
