@@ -70,3 +70,17 @@ def test_what_an_api_cannot_do_gets_one_line(hpcio, file_url, target_dir, error_
     done = run(hpcio, file_url(target_dir), pattern, *more)
     assert done.returncode == 2
     assert error_line(done) == f"hpcio: error: {message}"
+
+
+def test_hints_reach_mpiio_and_are_recorded(hpcio, file_url, target_dir, tmp_path,
+                                            read_documents):  # fmt: skip
+    out = tmp_path / "r.jsonl"
+    hints = ("--hint", "romio_cb_write=enable", "--hint", "cb_buffer_size=1048576")
+    done = run(hpcio, file_url(target_dir), "sfmw", "--api", "mpiio", "--collective", *hints,
+               "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    assert doc["run"]["params"]["hints"] == ["romio_cb_write=enable", "cb_buffer_size=1048576"]
+    for phase in doc["phases"]:
+        held = phase["metrics"]["mpiio_hints_in_effect"]
+        assert held == "romio_cb_write=enable,cb_buffer_size=1048576", held

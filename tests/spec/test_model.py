@@ -133,6 +133,7 @@ def test_to_dict_from_dict_round_trip():
         "reorder": True,
         "api": "posix",
         "collective": False,
+        "hints": (),
         "segments": 2,
         "read_scope": "own",
     }

@@ -179,7 +179,10 @@ def params_record(params: Any) -> dict[str, Any]:
 def params_from(cls: type, record: dict[str, Any]) -> Any:
     """`cls` from a recorded params dict; fields it does not have are left out."""
     names = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: v for k, v in record.items() if k in names})
+    # JSON has lists where the frozen params hold tuples (repeated options such as --hint).
+    return cls(
+        **{k: tuple(v) if isinstance(v, list) else v for k, v in record.items() if k in names}
+    )
 
 
 #: The common settings' declarations, for argparse and suites.

@@ -28,6 +28,8 @@ class Kind:
     choices: tuple[str, ...] = ()
     #: argparse's own type, where its message for a wrong value is the one people know.
     cli_type: Callable[[str], Any] | None = None
+    #: The option may be given again and again; the values make a tuple.
+    repeated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,11 @@ def add_arguments(
         if opt.kind.flag:
             extra["action"] = "store_true"
             extra["default"] = False
+        elif opt.kind.repeated:
+            extra["action"] = "append"
+            extra["default"] = None
+            if opt.metavar:
+                extra["metavar"] = opt.metavar
         else:
             extra["default"] = None
             extra["required"] = opt.field in must
@@ -214,6 +221,21 @@ def _phases(value: Any) -> tuple[str, ...]:
     raise TypeError(f'must be "write", "read" or a list of them, got {value!r}')
 
 
+def _pairs(value: Any) -> tuple[str, ...]:
+    """KEY=VALUE strings (a suite may give a list of them, or a table)."""
+    if isinstance(value, dict):
+        value = [f"{k}={v}" for k, v in value.items()]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not all(isinstance(p, str) for p in value):
+        raise TypeError(f"must be KEY=VALUE strings, got {value!r}")
+    for pair in value:
+        key, sep, _ = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"must be KEY=VALUE, got {pair!r}")
+    return tuple(value)
+
+
 def choice(*names: str) -> Kind:
     def convert(value: Any) -> str:
         if value not in names:
@@ -231,3 +253,5 @@ FLAG = Kind("flag", _bool, flag=True)
 NO_FLAG = Kind("flag", _bool, flag=True, invert=True)
 DURATION = Kind("duration", _duration)
 PHASES = Kind("phases", _phases)
+#: Repeated KEY=VALUE pairs (MPI-IO hints).
+PAIRS = Kind("KEY=VALUE pairs", _pairs, repeated=True)

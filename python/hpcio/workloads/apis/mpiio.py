@@ -10,6 +10,7 @@ engine's, so --verify checks every byte read as it does for posix.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,14 +20,20 @@ from hpcio.workloads.contract import Context, PythonBody
 from hpcio.workloads.plans import Op, Plan
 
 
-def body(plan: Plan, *, shared: bool, collective: bool) -> PythonBody:
-    return PythonBody(functools.partial(_run, plan, shared, collective))
+def body(plan: Plan, *, shared: bool, collective: bool, hints: Sequence[str] = ()) -> PythonBody:
+    return PythonBody(functools.partial(_run, plan, shared, collective, tuple(hints)))
 
 
-def _run(plan: Plan, shared: bool, collective: bool, context: Context) -> None:
+def _run(
+    plan: Plan, shared: bool, collective: bool, hints: tuple[str, ...], context: Context
+) -> None:
     from mpi4py import MPI
 
     comm = context.communicator() if shared else MPI.COMM_SELF
+    info = MPI.Info.Create()
+    for pair in hints:
+        key, _, value = pair.partition("=")
+        info.Set(key.strip(), value.strip())
     run, recorder = context.run, context.recorder
     rows = plan.per_transfer()
     buffer = np.empty(max(plan.largest_transfer, 1), np.uint8)
@@ -41,8 +48,10 @@ def _run(plan: Plan, shared: bool, collective: bool, context: Context) -> None:
         try:
             if op in (Op.OPEN_WRITE, Op.OPEN_READ):
                 mode = MPI.MODE_WRONLY | MPI.MODE_CREATE if op == Op.OPEN_WRITE else MPI.MODE_RDONLY
-                files[index] = MPI.File.Open(comm, context.path(key), mode)
+                files[index] = MPI.File.Open(comm, context.path(key), mode, info)
                 recorder.record("open", start, clock())
+                if hints and "mpiio_hints_in_effect" not in context.metrics:
+                    context.metrics["mpiio_hints_in_effect"] = _in_effect(files[index], hints)
             elif op == Op.WRITE:
                 data = buffer[:length]
                 _engine.payload_fill(data, run.seed, writer, key, offset)
@@ -65,6 +74,19 @@ def _run(plan: Plan, shared: bool, collective: bool, context: Context) -> None:
                 recorder.record("close", start, clock())
         except MPI.Exception as e:
             raise OSError(f"MPI-IO {Op(op).name.lower()} {key}: {e.Get_error_string()}") from None
+
+
+def _in_effect(handle: Any, hints: tuple[str, ...]) -> str:
+    """The asked hints as the MPI library holds them once the file is open ("key=value,...";
+    "key=?" where it dropped one), so a result says what MPI-IO really used."""
+    held = handle.Get_info()
+    found = []
+    for pair in hints:
+        key = pair.partition("=")[0].strip()
+        value = held.Get(key)
+        found.append(f"{key}={value if value is not None else '?'}")
+    held.Free()
+    return ",".join(found)
 
 
 def _check(context: Context, key: str, data: np.ndarray, writer: int, offset: int) -> None:

@@ -149,6 +149,8 @@ class PatternWorkload(Workload):
             self._validate_api(run)
         elif p.collective:
             raise SpecError("--collective is for --api mpiio; posix calls are independent")
+        elif p.hints:
+            raise SpecError("--hint is for --api mpiio; posix takes no MPI-IO hints")
         if run.direct and p.transfer_bytes % DIRECT_ALIGN:
             raise SpecError(
                 f"--direct needs a transfer that is a multiple of {format_bytes(DIRECT_ALIGN)}, "
@@ -166,7 +168,10 @@ class PatternWorkload(Workload):
         from hpcio.workloads.apis import mpiio
 
         assert isinstance(body, PlanBody)
-        return mpiio.body(body.plan, shared=self.shared_file, collective=run.params.collective)
+        p = run.params
+        return mpiio.body(
+            body.plan, shared=self.shared_file, collective=p.collective, hints=p.hints
+        )
 
     def _validate_api(self, run: RunSpec) -> None:
         p = run.params

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hpcio.spec.options import DURATION, FLAG, POSITIVE, SIZE, choice, option
+from hpcio.spec.options import DURATION, FLAG, PAIRS, POSITIVE, SIZE, choice, option
 
 #: The interfaces a pattern's bytes can go through (DESIGN.md's api).
 APIS = ("posix", "mpiio")
@@ -60,6 +60,14 @@ class PatternParams:
         kind=FLAG,
         default=False,
         help="mpiio: collective calls (Write_at_all, Read_at_all) instead of independent ones",
+    )
+    hints: tuple[str, ...] = option(
+        "--hint",
+        kind=PAIRS,
+        default=(),
+        metavar="KEY=VALUE",
+        help="mpiio: an MPI-IO hint given to every open (cb_nodes=2, romio_cb_write=enable, "
+        "striping_factor=4, ...); repeatable; recorded in the result",
     )
 
 
