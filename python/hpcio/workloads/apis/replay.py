@@ -60,10 +60,7 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
 
     library = apis.library(layout.api)
     comm = context.communicator() if layout.shared else MPI.COMM_SELF
-    info = MPI.Info.Create()
-    for pair in layout.hints:
-        key, _, value = pair.partition("=")
-        info.Set(key.strip(), value.strip())
+    info = mpi_info(layout.hints)
     run, recorder = context.run, context.recorder
     rows = plan.per_transfer()
     extents = None if layout.shared else _extents(plan)
@@ -99,7 +96,7 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
                 files[index].read(offset, data)
                 recorder.record("read", start, clock(), length)
                 if run.verify:
-                    _check(context, key, data, writer, offset)
+                    check(context, key, data, writer, offset)
             elif op == Op.SYNC:
                 files[index].sync()
                 recorder.record("sync", start, clock())
@@ -109,6 +106,17 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
         except library.Error as e:
             raise OSError(f"{layout.api} {Op(op).name.lower()} {key}: {e}") from None
     info.Free()
+
+
+def mpi_info(hints: Sequence[str]) -> Any:
+    """An MPI.Info holding `hints` ("key=value" each); the caller frees it."""
+    from mpi4py import MPI
+
+    info = MPI.Info.Create()
+    for pair in hints:
+        key, _, value = pair.partition("=")
+        info.Set(key.strip(), value.strip())
+    return info
 
 
 def hints_in_effect(held: Any, hints: Sequence[str]) -> str:
@@ -122,7 +130,7 @@ def hints_in_effect(held: Any, hints: Sequence[str]) -> str:
     return ",".join(found)
 
 
-def _check(context: Context, key: str, data: np.ndarray, writer: int, offset: int) -> None:
+def check(context: Context, key: str, data: np.ndarray, writer: int, offset: int) -> None:
     found = _engine.payload_check(data, context.run.seed, writer, key, offset)
     if found is not None:
         at, expected, got = found

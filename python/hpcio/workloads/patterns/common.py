@@ -26,6 +26,7 @@ from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
+    from hpcio.workloads.apis import replay
 
 #: The APIs whose files hold a dataset that may be chunked, and HDF5's largest chunk.
 CHUNKED_APIS = ("hdf5", "netcdf")
@@ -180,8 +181,13 @@ class PatternWorkload(Workload):
         from hpcio.workloads.apis import replay
 
         assert isinstance(body, PlanBody)
+        return replay.body(body.plan, self.api_layout(run))
+
+    def api_layout(self, run: RunSpec) -> replay.Layout:
+        from hpcio.workloads.apis import replay
+
         p = run.params
-        layout = replay.Layout(
+        return replay.Layout(
             api=p.api,
             shared=self.shared_file,
             collective=p.collective,
@@ -189,7 +195,6 @@ class PatternWorkload(Workload):
             shared_bytes=file_bytes(run),
             chunk_bytes=p.chunk_bytes,
         )
-        return replay.body(body.plan, layout)
 
     def uses_mpiio(self, run: RunSpec) -> bool:
         return run.params.api != "posix"
