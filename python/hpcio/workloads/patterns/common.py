@@ -251,10 +251,18 @@ class PatternWorkload(Workload):
         transfer = run.params.transfer_bytes
         per_rank = self.lanes(run) * transfer
         in_flight = f"{self.lanes(run)} in flight x {format_bytes(transfer)} transfer"
+        options = self.lower["buffers"]
+        if run.params.api != "posix" and getattr(run.params, "random_offsets", False):
+            # A library replays a shuffled plan from a row per transfer (apis/replay.py).
+            from hpcio.workloads.apis.replay import EXPANDED_BYTES_PER_TRANSFER
+
+            table = self.transfers_per_call(run) * EXPANDED_BYTES_PER_TRANSFER
+            per_rank += table
+            in_flight += f" + a {format_bytes(table)} table of the random order"
+            options = "--size-per-rank"
         need = MemoryNeed(
-            ranks_per_node * per_rank, f"{ranks_per_node} rank(s) x {in_flight}",
-            self.lower["buffers"],
-        )  # fmt: skip
+            ranks_per_node * per_rank, f"{ranks_per_node} rank(s) x {in_flight}", options
+        )
         return self.with_memory_target(run, need)
 
     def with_memory_target(self, run: RunSpec, need: MemoryNeed) -> MemoryNeed:
