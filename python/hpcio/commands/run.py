@@ -98,8 +98,14 @@ def add_common_arguments(
     spec_options.add_arguments(p, declared, skip=skip)
 
 
-def add_output_arguments(p: argparse.ArgumentParser, quiet_help: str) -> None:
-    p.add_argument("-o", "--output", help="append result documents (JSON Lines) to this file")
+def add_output_arguments(
+    p: argparse.ArgumentParser, quiet_help: str, output_help: str = ""
+) -> None:
+    p.add_argument(
+        "-o",
+        "--output",
+        help=output_help or "append result documents (JSON Lines) to this file",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
 
 
@@ -117,7 +123,13 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
         which.add_argument("--workload", help=f"another workload: {others}")
         add_common_arguments(p)
         spec_options.add_arguments(p, workload_options())
-    add_output_arguments(p, "print only the summary")
+    output_help = (
+        "required (but with --dry-run): append result documents (JSON Lines) to this file; "
+        "a sweep run again resumes from it"
+        if sweep
+        else ""
+    )
+    add_output_arguments(p, "print only the summary", output_help)
     add_dry_run_argument(p)
     options.once_each(p, keep=("store_option",))
 
