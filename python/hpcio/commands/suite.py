@@ -12,16 +12,11 @@ from hpcio.commands.run import check_output
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import Suite, describe, load_suite
-from hpcio.workloads import registry
 
 if TYPE_CHECKING:
     from hpcio.runner.world import Comm
 
 HELP = "run a suite (TOML grid of points), resumable"
-
-#: A phase's fixed cost (launch, open, close, barriers) in bytes-moved equivalents, so the ETA
-#: does not treat a 1 MiB point as free.
-_PHASE_OVERHEAD_BYTES = 16 << 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -136,7 +131,7 @@ def _execute(
     display: str | None = None,
 ) -> int:
     """Run this job's share of the points still to do; rank 0 shows progress and appends."""
-    from hpcio.live.progress import SuiteProgress
+    from hpcio.live.progress import SuiteProgress, phase_calls, point_work
     from hpcio.runner.sweep import resume, run_all
 
     todo: list[RunSpec] = []
@@ -163,7 +158,7 @@ def _execute(
             total_work=sum(map(point_work, suite.points)),
             done_work=sum(map(point_work, suite.points)) - sum(map(point_work, remaining)),
             work=point_work,
-            phase_calls=_phase_calls,
+            phase_calls=phase_calls,
             display=chosen,
         )
     todo = world.bcast(todo)
@@ -180,24 +175,6 @@ def _execute(
         if progress:
             progress.close()
     return 0
-
-
-def point_work(point: RunSpec) -> float:
-    """Bytes a point moves over its phases and iterations, plus a fixed cost per phase: its
-    weight in the ETA, as its workload counts them."""
-    workload = registry.get(point.workload)
-    total = 0.0
-    for phase in workload.phases(point):
-        total += workload.moved_bytes(point, phase) + _PHASE_OVERHEAD_BYTES
-    return total * point.iterations
-
-
-def _phases(point: RunSpec) -> tuple[str, ...]:
-    return tuple(p.value for p in registry.get(point.workload).phases(point))
-
-
-def _phase_calls(point: RunSpec) -> int:
-    return len(_phases(point)) * point.iterations
 
 
 def _pending(points: Sequence[RunSpec], output: str | None) -> list[RunSpec]:
