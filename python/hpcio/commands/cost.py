@@ -37,7 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--catalogue",
         help="a price catalogue (TOML) instead of the shipped one; see docs/cost.md",
     )
-    parser.add_argument("--scenario", help="a what-if scenario (TOML), e.g. scenarios/rtm.toml")
+    parser.add_argument(
+        "--scenario",
+        help="a what-if scenario (TOML file), or the name of a shipped one: rtm",
+    )
     parser.add_argument("--prices", action="store_true", help="list the catalogue's prices")
     parser.add_argument("--format", choices=("md", "csv", "json"), default="md")
 
@@ -51,9 +54,11 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.scenario:
         if args.results:
             raise SpecError("--scenario prices a what-if: give it no results files")
+        from hpcio import shipped
         from hpcio.report.scenario import load_scenario, render_scenario
 
-        sys.stdout.write(render_scenario(load_scenario(args.scenario, catalogue), args.format))
+        path = shipped.find(args.scenario, shipped.SCENARIOS, "scenario")
+        sys.stdout.write(render_scenario(load_scenario(path, catalogue), args.format))
         return 0
     if not args.results:
         raise SpecError("give results files (JSON Lines), --scenario FILE or --prices")

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hpcio import shipped
 from hpcio.commands.run import check_output
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
@@ -33,10 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--group", help=argparse.SUPPRESS)
     show = actions.add_parser("show", help="list the suite's points and which are done")
     _common(show, output_required=False)
+    actions.add_parser("list", help="the suites hpcio ships, one line each")
 
 
 def _common(parser: argparse.ArgumentParser, *, output_required: bool = True) -> None:
-    parser.add_argument("suite", help="suite file, e.g. suites/output.toml")
+    parser.add_argument(
+        "suite", help="a suite file, or the name of a shipped one (hpcio suite list): output"
+    )
     parser.add_argument(
         "-o",
         "--output",
@@ -56,7 +60,10 @@ def _common(parser: argparse.ArgumentParser, *, output_required: bool = True) ->
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    suite = load_suite(args.suite, scale=args.scale, targets=args.target)
+    if args.suite_command == "list":
+        return _list()
+    path = shipped.find(args.suite, shipped.SUITES, "suite")
+    suite = load_suite(path, scale=args.scale, targets=args.target)
     if args.suite_command == "show":
         return _show(suite, args.output)
     from hpcio.runner import launch
@@ -71,6 +78,13 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
             f"--group {args.group}",
         )
     return _launch(args, argv, suite)
+
+
+def _list() -> int:
+    for name in shipped.names(shipped.SUITES):
+        print(f"{name:<10}  {shipped.about(shipped.SUITES / f'{name}.toml', 'suite')}")
+    print(f"(in {shipped.SUITES}; run one by name: hpcio suite run NAME -o FILE --target URL)")
+    return 0
 
 
 def _show(suite: Suite, output: str | None) -> int:
