@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hpcio import shipped
-from hpcio.commands.run import check_output
+from hpcio.commands.run import add_dry_run_argument, check_output, dry_run
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import Suite, describe, load_suite
@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="progress: a bar on a terminal, one line per point otherwise (auto)",
     )
+    add_dry_run_argument(run)
     # One MPI launch per (ranks, ranks per node): the parent passes the group it launched.
     run.add_argument("--group", help=argparse.SUPPRESS)
     show = actions.add_parser("show", help="list the suite's points and which are done")
@@ -66,6 +67,8 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     suite = load_suite(path, scale=args.scale, targets=args.target)
     if args.suite_command == "show":
         return _show(suite, args.output)
+    if args.dry_run:
+        return dry_run("suite", _pending(suite.points, args.output))
     from hpcio.runner import launch
     from hpcio.runner.world import inside_mpi_job
 
