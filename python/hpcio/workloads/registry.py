@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from hpcio.errors import SpecError
 from hpcio.spec.options import Option, declared
-from hpcio.workloads import patterns, python_files
+from hpcio.workloads import netcdf_codes, patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
 
@@ -17,6 +17,7 @@ _REGISTERED: tuple[Workload, ...] = (
     *storage.WORKLOADS,
     iozone.Iozone(),
     python_files.PythonFiles(),
+    *netcdf_codes.WORKLOADS,
 )  # fmt: skip
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in _REGISTERED}
