@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import math
 import os
 from dataclasses import dataclass
@@ -108,17 +109,12 @@ def shape_words(run: RunSpec) -> str:
     return f"{VARIABLE}({run.ranks * rows_per_rank(run)}, {columns(run)}) float32"
 
 
-def missing_library(name: str, parallel: bool) -> str | None:
-    """Why this machine cannot run workload `name` (one line), or None."""
-    try:
-        import netCDF4
-    except ImportError:
-        return f"{name} needs netCDF4 (scripts/setup installs it, with parallel support)"
-    if parallel and not netCDF4.__has_parallel4_support__:
-        return (
-            f"{name}: this netCDF4 has no parallel support; scripts/setup builds it against "
-            "Debian's libnetcdf-mpi-dev"
-        )
+def missing_library(name: str) -> str | None:
+    """Why this machine cannot run workload `name` (one line), or None. Found, not imported:
+    netCDF4's import starts MPI (mpi4py), which the launching process must not do. A netCDF4
+    without parallel support fails the parallel codes' open with NetCDF's own words."""
+    if importlib.util.find_spec("netCDF4") is None:
+        return f"{name} needs netCDF4 (scripts/setup builds it with parallel support)"
     return None
 
 
@@ -152,7 +148,7 @@ class NetcdfCode(Workload):
                 "serial NetCDF, not MPI-IO, so only lfs setstripe can stripe it and there is no "
                 f"lfs here; run on Lustre, or stripe {partner} (MPI-IO hints)"
             )
-        missing = missing_library(self.name, parallel=not self.spokesperson)
+        missing = missing_library(self.name)
         if missing is not None:
             raise SpecError(missing)
 
