@@ -283,6 +283,10 @@ class Workload:
                 total[name] = total.get(name, 0) + value if number else total.get(name, value)
         return total
 
+    def takes(self, field: str) -> bool:
+        """Whether its params declare `field` (such as size_per_rank_bytes)."""
+        return any(opt.field == field for opt in declared(self.params))
+
     def label(self, settings: dict[str, Any]) -> str:
         """A document's name in tables (its `settings`, as ResultDocument.settings)."""
         return self.name
