@@ -187,6 +187,9 @@ class Workload:
     #: `hpcio run --workload` can run it from its params alone (a preset such as a storage
     #: profile is run by the command that fills its params in).
     runs_alone: bool = True
+    #: Its study plots bandwidth against the global data size (all ranks' bytes), not the
+    #: size per rank: reports add that figure for its documents.
+    sized_globally: bool = False
 
     def phases(self, run: RunSpec) -> tuple[Phase, ...]:
         """The timed phases of `run`, in order."""

@@ -122,8 +122,7 @@ class NetcdfCode(Workload):
     """What the four programs share: the variable, its file, the checks and the words."""
 
     family = "netcdf"
-    #: The exercise plots bandwidth against the global data size: reports add that figure.
-    sized_globally = True
+    sized_globally = True  # reference/002's figure 1
     #: Rank 0 alone does the file's I/O (collect_and_write, read_distribute).
     spokesperson = False
     lower = {"buffers": "--size-per-rank", "data": "--size-per-rank",  # noqa: RUF012

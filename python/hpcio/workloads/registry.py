@@ -97,6 +97,12 @@ def label(workload: str, settings: dict) -> str:
     return found.label(settings) if found else workload
 
 
+def sized_globally(workload: str) -> bool:
+    """Whether a workload's documents are plotted against the global data size as well."""
+    found = WORKLOADS.get(workload)
+    return found is not None and found.sized_globally
+
+
 def family_of(workload: str) -> str:
     """Which report tables a workload's documents go to ("" for a workload not known here)."""
     found = WORKLOADS.get(workload)
