@@ -313,7 +313,8 @@ def _collect_and_write(context: Context) -> None:
     path = context.path(KEY)
     message = np.empty((step, columns(run)), np.float32)
     failure: str | None = None
-    handle = variable = None
+    handle: Any = None
+    variable: Any = None
     start = clock()
     try:
         handle, variable = _create(path, run)
