@@ -199,8 +199,9 @@ class NetcdfCode(Workload):
         return CacheFacts(data_set_bytes=data_bytes(run), read_back_from="the rank's own slab")
 
     def describe(self, run: RunSpec) -> str:
+        message = chunk_rows(run) * columns(run) * FLOAT32_BYTES
         how = (
-            f"through rank 0 in messages of {format_bytes(chunk_rows(run) * columns(run) * 4)}"
+            f"through rank 0 in messages of {format_bytes(message)}"
             if self.spokesperson
             else ("collective" if run.params.collective else "independent")
         )
