@@ -269,3 +269,8 @@ def test_netcdf_suite_runs_its_small_scales_and_reports_both_figures(
         "allread read: default stripes, default stripe size",
     ]
     assert "allread read: 4 stripes, stripe size 1 MiB" in titles
+    # A comparison pairs the points though the codes have no transfer size.
+    compared = hpcio("compare", output, output)
+    assert compared.returncode == 0, compared.stderr
+    assert "### allwrite write" in compared.stdout
+    assert f"| {url} | 8 | 32 | N/A |" in compared.stdout
