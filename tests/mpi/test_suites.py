@@ -13,6 +13,7 @@ from hpcio.workloads.patterns.common import file_bytes
 pytestmark = pytest.mark.mpi
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
+MiB = 1 << 20
 PHASES = {"sfmw": 2, "mfmw": 2, "sfsw": 2, "sfmr": 1, "mfmr": 1}
 
 
@@ -213,3 +214,63 @@ def test_bad_suite_and_missing_target_are_one_line(
     done = hpcio("suite", "run", suite_file)
     assert done.returncode == 2
     assert error_line(done) == "hpcio: error: the following arguments are required: -o/--output"
+
+
+def test_netcdf_suite_runs_its_small_scales_and_reports_both_figures(
+    hpcio, file_url, read_documents, target_dir, tmp_path
+):
+    """suites/netcdf.toml on a plain directory: figure 1 (`small`) and figure 2 without lfs
+    (`small-stripes`) into one file; the report plots bandwidth against the global size with
+    the four codes by name and each stripe count as a series of its own."""
+    from hpcio.report import plots
+    from hpcio.report.tables import study_tables
+    from hpcio.results import io as results_io
+
+    suite_file = SUITES / "netcdf.toml"
+    url = file_url(target_dir)
+    output = tmp_path / "netcdf.jsonl"
+    points = [
+        point
+        for scale in ("small", "small-stripes")
+        for point in load_suite(suite_file, scale=scale, targets=[url]).points
+    ]
+    for scale in ("small", "small-stripes"):
+        done = run_suite(hpcio, suite_file, url, output, "--scale", scale)
+        assert done.returncode == 0, done.stderr
+    docs = read_documents(output)
+    assert [point_key(d["run"]) for d in docs] == [point_key(p.to_dict()) for p in points]
+    for doc, point in zip(docs, points, strict=True):
+        assert doc["ranks"] == 8
+        for phase in doc["phases"]:
+            assert (phase["bytes_total"], phase["errors"]) == (file_bytes(point), 0)
+    reads = [d for d in docs if d["run"]["workload"] in ("read_distribute", "allread")]
+    assert all(d["cache"]["reads_may_hit_page_cache"] for d in reads)
+    assert list(target_dir.iterdir()) == []
+
+    results = results_io.read(output)
+    made = {p.name: p for p in plots.report_plots(results).plots}
+    for phase, codes in (("write", ("collect_and_write", "allwrite")),
+                         ("read", ("read_distribute", "allread"))):  # fmt: skip
+        figure = made[f"bandwidth-vs-global-size-{phase}"].figure
+        labels = [c.get_label() for c in figure.axes[0].containers]
+        assert labels == [
+            f"{codes[0]} {url} default stripes default stripe size",
+            f"{codes[1]} {url} default stripes default stripe size",
+            *(f"{codes[1]} {url} {n} stripe size 1 MiB" for n in ("1 stripe", "2 stripes",
+                                                                  "4 stripes")),
+        ]  # fmt: skip
+        first = figure.axes[0].containers[0].lines[0]
+        assert list(first.get_xdata()) == [8 * (MiB << k) for k in range(1, 6)]
+    titles = [t.title for t in study_tables(results)]
+    assert titles[:4] == [
+        "collect_and_write write",
+        "allwrite write: default stripes, default stripe size",
+        "read_distribute read",
+        "allread read: default stripes, default stripe size",
+    ]
+    assert "allread read: 4 stripes, stripe size 1 MiB" in titles
+    # A comparison pairs the points though the codes have no transfer size.
+    compared = hpcio("compare", output, output)
+    assert compared.returncode == 0, compared.stderr
+    assert "### allwrite write" in compared.stdout
+    assert f"| {url} | 8 | 32 | N/A |" in compared.stdout

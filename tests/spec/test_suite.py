@@ -1,4 +1,5 @@
 import itertools
+import shutil
 from pathlib import Path
 
 import pytest
@@ -268,3 +269,147 @@ def test_small_scale_keeps_the_shape(name):
     assert max(p.ranks for p in small.points) <= 4
     assert max(p.iterations for p in small.points) <= 2
     assert sum(file_bytes(p) for p in small.points) < sum(file_bytes(p) for p in full.points) / 50
+
+
+WORKLOADS = """\
+[[target]]
+url = "file:///scratch/a"
+
+[grid]
+workloads = ["collect_and_write", "allwrite", "read_distribute", "allread"]
+sizes = ["1MiB", "4MiB"]
+ranks = 8
+collective = true
+gather_chunk = "1MiB"
+"""
+
+
+def test_a_workloads_axis_names_any_runnable_workload(write_suite):
+    suite = load_suite(write_suite(WORKLOADS))
+    assert [(p.workload, p.params.size_per_rank_bytes) for p in suite.points] == [
+        (name, size)
+        for name in ("collect_and_write", "allwrite", "read_distribute", "allread")
+        for size in (MiB, 4 * MiB)
+    ]
+    # Each takes the grid's options its params declare and leaves the others.
+    by_name = {p.workload: p.params for p in suite.points}
+    assert by_name["allwrite"].collective and by_name["allread"].collective
+    assert by_name["collect_and_write"].gather_chunk_bytes == MiB
+    assert not hasattr(by_name["collect_and_write"], "collective")
+
+
+def test_patterns_and_workloads_cross_and_a_workload_without_sizes_runs_once(write_suite):
+    text = (
+        WORKLOADS.replace(
+            'workloads = ["collect_and_write", "allwrite", "read_distribute", "allread"]',
+            'patterns = "sfmw"\nworkloads = ["allwrite", "python-files"]',
+        )
+        .replace("collective = true\n", "files = 2\n")
+        .replace('gather_chunk = "1MiB"\n', "")
+    )
+    suite = load_suite(write_suite(text))
+    assert [p.workload for p in suite.points] == ["sfmw", "sfmw", "allwrite", "allwrite",
+                                                  "python-files"]  # fmt: skip
+    assert suite.points[-1].params.files == 2
+
+
+def test_listed_stripes_are_an_axis_and_stay_apart_for_resume(write_suite):
+    text = WORKLOADS.replace('"read_distribute", "allread"', '"allread"').replace(
+        'workloads = ["collect_and_write", ', "workloads = ["
+    )
+    text = text.replace(
+        'gather_chunk = "1MiB"\n', 'stripe_count = [1, 2, 4]\nstripe_size = "1MiB"\n'
+    )
+    suite = load_suite(write_suite(text))
+    assert [(p.workload, p.params.size_per_rank_bytes, p.stripe_count) for p in suite.points] == [
+        (name, size, count)
+        for name in ("allwrite", "allread")
+        for size in (MiB, 4 * MiB)
+        for count in (1, 2, 4)
+    ]
+    assert {p.stripe_size_bytes for p in suite.points} == {MiB}
+    assert len({point_key(p.to_dict()) for p in suite.points}) == len(suite.points)
+    one_stripe = [p.to_dict() for p in suite.points if p.stripe_count == 1]
+    left = pending(suite.points, one_stripe)
+    assert {p.stripe_count for p in left} == {2, 4} and len(left) == 8
+
+
+def test_a_scale_may_drop_the_stripes(write_suite):
+    text = WORKLOADS + "stripe_count = [1, 2]\n\n[scale.small]\nstripe_count = 1\nranks = 2\n"
+    text = text.replace('"collect_and_write", ', "").replace('"read_distribute", ', "")
+    text = text.replace('gather_chunk = "1MiB"\n', "")
+    assert {p.stripe_count for p in load_suite(write_suite(text)).points} == {1, 2}
+    small = load_suite(write_suite(text), scale="small")
+    assert {(p.stripe_count, p.ranks) for p in small.points} == {(1, 2)}
+
+
+def test_bad_workloads_get_one_line_with_file_and_line(write_suite):
+    line = WORKLOADS.splitlines().index("collective = true") + 1
+    path = write_suite(WORKLOADS.replace('"allwrite"', '"allwrit"'))
+    assert error_of(path) == f"{path}:5: unknown workload 'allwrit'; did you mean 'allwrite'?"
+    path = write_suite(WORKLOADS.replace("collective = true", 'read_scope = "own"'))
+    assert error_of(path) == (
+        f"{path}:{line}: 'read_scope' is for sfmr; the grid's workloads are collect_and_write, "
+        "allwrite, read_distribute, allread"
+    )
+    path = write_suite(WORKLOADS.replace("collective = true", 'block = "4KiB"'))
+    assert error_of(path) == (
+        f"{path}:{line}: 'block' is for python-files; the grid's workloads are "
+        "collect_and_write, allwrite, read_distribute, allread"
+    )
+    path = write_suite(WORKLOADS.replace("workloads", "patterns"))
+    assert error_of(path) == (
+        f"{path}:5: unknown pattern 'collect_and_write'; choose one of sfsw, sfmw, mfmw, sfmr, mfmr"
+    )
+    path = write_suite(WORKLOADS.replace('"allwrite"', '"streaming"'))
+    assert error_of(path) == f"{path}:5: streaming is run by `hpcio profile`, not by a suite"
+
+
+def test_listed_stripes_are_checked_point_by_point(write_suite):
+    text = WORKLOADS + "stripe_count = [1, 2]\n"
+    path = write_suite(text)
+    message = error_of(path)
+    assert message.startswith(f"{path}:4: collect_and_write 8 ranks 1 MiB/rank 1 stripe x1 on ")
+    assert "only lfs setstripe can stripe it" in message
+    path = write_suite(
+        text.replace('"collect_and_write", ', "")
+        .replace('"read_distribute", ', "")
+        .replace('url = "file:///scratch/a"', 'url = "file:///scratch/a"\nstripe_count = 8')
+    )
+    assert error_of(path) == (
+        f"{path}:3: 'stripe_count' is a list in [grid]: set it there, not per [[target]]"
+    )
+    path = write_suite(WORKLOADS.replace('sizes = ["1MiB", "4MiB"]\n', ""))
+    assert error_of(path) == f"{path}:4: [grid] needs 'sizes'"
+
+
+def test_every_shipped_suite_loads_at_every_scale():
+    """Every suite in suites/ at its full scale and each named one; a scale that stripes the
+    spokesperson codes' files needs lfs, and without it is refused in one line."""
+    shipped = sorted(SUITES.glob("*.toml"))
+    assert "netcdf.toml" in {p.name for p in shipped}
+    for path in shipped:
+        full = load_suite(path)
+        assert full.points, path
+        for scale in full.scales:
+            try:
+                assert load_suite(path, scale=scale).points, (path, scale)
+            except SpecError as e:
+                assert shutil.which("lfs") is None, e
+                assert "only lfs setstripe can stripe it and there is no lfs here" in str(e)
+
+
+def test_the_netcdf_suite_has_the_exercises_shape():
+    full = load_suite(SUITES / "netcdf.toml")
+    codes = ["collect_and_write", "allwrite", "read_distribute", "allread"]
+    assert list(dict.fromkeys(p.workload for p in full.points)) == codes
+    assert {p.ranks for p in full.points} == {8}
+    assert {p.params.size_per_rank_bytes for p in full.points} == {MiB << k for k in range(3, 11)}
+    small = load_suite(SUITES / "netcdf.toml", scale="small")
+    assert list(dict.fromkeys(p.workload for p in small.points)) == codes
+    assert {(p.ranks, p.stripe_count) for p in small.points} == {(8, None)}
+    stripes = load_suite(SUITES / "netcdf.toml", scale="small-stripes")
+    assert {(p.workload, p.stripe_count) for p in stripes.points} == {
+        (w, c) for w in ("allwrite", "allread") for c in (1, 2, 4)
+    }
+    assert len({p.params.size_per_rank_bytes for p in stripes.points}) == 1

@@ -207,8 +207,9 @@ def compare(
             phase_order[point.phase],
             spec["target"],
             spec["ranks"],
-            spec["size_per_rank_bytes"],
-            spec["transfer_bytes"],
+            # A library's workload has no transfer size, python-files no size per rank.
+            spec.get("size_per_rank_bytes") or 0,
+            spec.get("transfer_bytes") or 0,
             point.shown(lambda s: describe(s, others)),
         )
 
@@ -262,8 +263,8 @@ def cells(comparison: Comparison, point: ComparedPoint) -> list[str]:
     row = [
         point.shown(lambda s: str(s["target"])),
         point.shown(lambda s: str(s["ranks"])),
-        point.shown(lambda s: f"{s['size_per_rank_bytes'] / _MIB:g}"),
-        point.shown(lambda s: f"{s['transfer_bytes'] / _MIB:g}"),
+        point.shown(lambda s: _mib_or_na(s.get("size_per_rank_bytes"))),
+        point.shown(lambda s: _mib_or_na(s.get("transfer_bytes"))),
     ]
     if comparison.has_other:
         row.append(point.shown(lambda s: describe(s, point.other_fields)))
@@ -278,6 +279,10 @@ def cells(comparison: Comparison, point: ComparedPoint) -> list[str]:
         number(b.stddev if b else None, decimals),
         point.difference,
     ]
+
+
+def _mib_or_na(size: int | None) -> str:
+    return "N/A" if size is None else f"{size / _MIB:g}"
 
 
 def tables(comparison: Comparison) -> list[tuple[str, list[ComparedPoint]]]:

@@ -78,8 +78,9 @@ class Series:
 
 
 def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
-    """Bandwidth vs size and latency vs size per phase, a latency CDF per pattern and phase,
-    and bandwidth vs ranks per phase when the documents hold more than one rank count."""
+    """Bandwidth vs size and latency vs size per phase, bandwidth vs global data size per
+    phase for workloads sized so (the NetCDF codes), a latency CDF per pattern and phase, and
+    bandwidth vs ranks per phase when the documents hold more than one rank count."""
     plots: list[Plot] = []
     skipped: list[str] = []
     for phase in _phases(docs):
@@ -97,6 +98,17 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
                 f"latency-vs-size-{phase}",
                 f"{phase} phase time vs size per rank",
                 latency_vs_size(series_by_point(docs, phase, without="size_per_rank_bytes"), phase),
+            )
+        )
+    global_docs = [d for d in docs if registry.sized_globally(d.workload)]
+    for phase in _phases(global_docs):
+        plots.append(
+            Plot(
+                f"bandwidth-vs-global-size-{phase}",
+                f"{phase} bandwidth vs global data size",
+                bandwidth_vs_global_size(
+                    series_by_point(global_docs, phase, without="size_per_rank_bytes"), phase
+                ),
             )
         )
     for pattern, phase in _patterns_and_phases(docs):
@@ -186,6 +198,20 @@ def bandwidth_vs_size(series: Sequence[Series], phase: str) -> Figure:
         x=per_rank_bytes,
         statistic="bandwidth_mib_s",
         xlabel="size per rank",
+        ylabel=f"{phase} bandwidth (MiB/s), mean; bars min..max",
+        x_tick=format_bytes,
+    )
+
+
+def bandwidth_vs_global_size(series: Sequence[Series], phase: str) -> Figure:
+    """Mean bandwidth against the bytes all ranks move per iteration (log2): the x axis of
+    reference/002's figure 1, for workloads whose studies plot it so."""
+    return _summary_figure(
+        series,
+        phase,
+        x=lambda doc: per_rank_bytes(doc) * doc.ranks,
+        statistic="bandwidth_mib_s",
+        xlabel="global data size (all ranks)",
         ylabel=f"{phase} bandwidth (MiB/s), mean; bars min..max",
         x_tick=format_bytes,
     )

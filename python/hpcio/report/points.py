@@ -71,6 +71,12 @@ def describe(fields: Mapping[str, Any], names: Iterable[str]) -> str:
             words.append(f"{value} rank{'' if value == 1 else 's'}")
         elif name == "size_per_rank_bytes" and isinstance(value, int):
             words.append(f"{format_bytes(value)}/rank")
+        elif name == "stripe_count":
+            words.append(
+                "default stripes" if value is None else f"{value} stripe{'s' * (value != 1)}"
+            )
+        elif name == "stripe_size_bytes" and value is None:
+            words.append("default stripe size")
         elif name == "phases":
             words.append("phases " + (",".join(value) if value else "default"))
         elif value is None or isinstance(value, bool):

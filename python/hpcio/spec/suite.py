@@ -1,12 +1,14 @@
 """Suites: a TOML file -> the grid of validated RunSpecs it describes (docs/suites.md).
 
-A suite crosses patterns x targets x sizes per rank x ranks x ranks per node x iterations.
-Run options (transfer, fsync, ...) are set for the whole grid and may be overridden per
+A suite crosses workloads (patterns, or any workload `hpcio run` runs) x targets x sizes per
+rank x ranks x ranks per node x iterations, and x stripe counts and sizes where the grid lists
+them. Run options (transfer, fsync, ...) are set for the whole grid and may be overridden per
 target; a named scale ([scale.small]) overrides grid keys to run the same shape smaller.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,28 +22,37 @@ from hpcio.spec.sweep import grid
 from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes, parse_size_range
 from hpcio.workloads import registry
+from hpcio.workloads.contract import Workload
 
 #: The grid's axes: each takes one value or a list of them.
-AXES = ("patterns", "sizes", "ranks", "ranks_per_node", "iterations")
-#: The workloads a suite's `patterns` axis names.
+AXES = ("patterns", "workloads", "sizes", "ranks", "ranks_per_node", "iterations")
+#: The workloads a suite's `patterns` axis names (its `workloads` axis names any runnable one).
 FAMILY = "pattern"
+#: Run options that [grid] may also list, as an axis (a run option in [[target]]).
+LISTED_OPTIONS = ("stripe_count", "stripe_size")
 SUITE_KEYS = ("name", "description", "reference")
 TOP_KEYS = ("suite", "target", "grid", "scale")
 
 
-def run_options() -> dict[str, Option]:
+def run_options(workloads: Sequence[Workload] | None = None) -> dict[str, Option]:
     """Suite key -> option, for every setting a suite may give (the axes aside): the common
-    settings and every option the patterns' params declare, as `hpcio run` takes them."""
+    settings and every option the params of `workloads` (the patterns) declare, as `hpcio
+    run` takes them."""
     found = {}
-    for opt in (*COMMON_OPTIONS, *registry.options(registry.of_family(FAMILY))):
+    chosen = registry.of_family(FAMILY) if workloads is None else workloads
+    for opt in (*COMMON_OPTIONS, *registry.options(chosen)):
         if opt.key and opt.key not in AXES and opt.field != "size_per_rank_bytes":
             found[opt.key] = opt
     return found
 
 
+#: The patterns' options and the common settings.
 RUN_OPTIONS = run_options()
-GRID_KEYS = (*AXES, *RUN_OPTIONS)
-TARGET_KEYS = ("url", "options", *RUN_OPTIONS)
+#: Those, and the options of the other workloads `hpcio run --workload` runs (the grid's
+#: `workloads` axis names them).
+SUITE_OPTIONS = {**RUN_OPTIONS, **run_options(registry.runnable())}
+GRID_KEYS = (*AXES, *SUITE_OPTIONS)
+TARGET_KEYS = ("url", "options", *SUITE_OPTIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,17 +131,28 @@ def load_suite(
         raise SpecError(f"{toml.path}: names no [[target]]; add one or pass --target URL")
 
     read = _Reader(toml, grid_table, grid_where)
-    for key in ("patterns", "sizes"):
-        if key not in grid_table:
-            raise toml.error(("grid",), f"[grid] needs '{key}'")
-    patterns = read.axis("patterns", _pattern)
+    if "patterns" not in grid_table and "workloads" not in grid_table:
+        raise toml.error(("grid",), "[grid] needs 'patterns' or 'workloads'")
+    names = read.axis("patterns", _pattern) + read.axis("workloads", _workload)
+    workloads = list(dict.fromkeys(names))
+    sized = [w for w in workloads if registry.get(w).takes("size_per_rank_bytes")]
+    if sized and "sizes" not in grid_table:
+        raise toml.error(("grid",), "[grid] needs 'sizes'")
     sizes = [size for sizes in read.axis("sizes", _sizes) for size in sizes]
+    if sizes and not sized:
+        raise toml.error(
+            grid_where["sizes"], f"'sizes' is for workloads with a size per rank, not "
+            f"{', '.join(workloads)}",
+        )  # fmt: skip
     rank_counts = read.axis("ranks", _positive_int, default=[1])
     layouts: list[int | None] = list(read.axis("ranks_per_node", _positive_int, default=[None]))
     iteration_counts = read.axis("iterations", _positive_int, default=[1])
-    grid_options = read.run_options()
+    listed = _listed_options(read, grid_table)
+    grid_options = read.run_options(skip=LISTED_OPTIONS)
+    for _, target_options, target_path in suite_targets:
+        _refuse_listed_per_target(toml, listed, target_options, target_path)
 
-    _refuse_unused(toml, grid_options, grid_where, patterns)
+    _refuse_unused(toml, grid_options, grid_where, workloads, "workloads" in grid_table)
     points: list[RunSpec] = []
     for ranks in rank_counts:
         for per_node in layouts:
@@ -140,7 +162,9 @@ def load_suite(
                             "iterations": iterations}  # fmt: skip
                     grid_base = {**grid_options, **axes}
                     base = {**grid_options, **target_options, **axes}
-                    points.extend(_grid(toml, grid_base, base, target_path, patterns, sizes))
+                    points.extend(
+                        _grid(toml, grid_base, base, target_path, workloads, sizes, listed)
+                    )
     return Suite(
         path=toml.path,
         name=name,
@@ -157,16 +181,27 @@ def describe(point: RunSpec, *, target: bool = True) -> str:
     layout = f" ({point.ranks_per_node}/node)" if point.ranks_per_node else ""
     size = getattr(point.params, "size_per_rank_bytes", None)
     per_rank = f" {format_bytes(size)}/rank" if size is not None else ""
+    stripes = ""
+    if point.stripe_count is not None:
+        stripes += f" {point.stripe_count} stripe{'s' if point.stripe_count != 1 else ''}"
+    if point.stripe_size_bytes is not None:
+        stripes += f" of {format_bytes(point.stripe_size_bytes)}"
     return (
         f"{point.workload} {point.ranks} rank{'s' if point.ranks != 1 else ''}{layout}"
-        f"{per_rank} x{point.iterations}" + (f" on {point.target.url}" if target else "")
+        f"{per_rank}{stripes} x{point.iterations}" + (f" on {point.target.url}" if target else "")
     )
 
 
-def _point(settings: Mapping[str, Any], name: str, size: int) -> RunSpec:
-    """The run of workload `name` at `size` per rank with `settings` (common settings and
-    params options by field; each workload takes the params it declares)."""
-    return RunSpec.build(name, **{**settings, "size_per_rank_bytes": size})
+def _point(settings: Mapping[str, Any], name: str, size: int | None) -> RunSpec:
+    """The run of workload `name` at `size` per rank (None: it has no size per rank) with
+    `settings` (common settings and params options by field; each workload takes the params
+    it declares)."""
+    sized = {} if size is None else {"size_per_rank_bytes": size}
+    return RunSpec.build(name, **{**settings, **sized})
+
+
+def _sized(point: RunSpec, size: int | None) -> list[RunSpec]:
+    return [point.validate()] if size is None else grid(point, [size])
 
 
 def _grid(
@@ -174,41 +209,77 @@ def _grid(
     grid_base: Mapping[str, Any],
     base: Mapping[str, Any],
     target_path: tomlfile.KeyPath,
-    patterns: Sequence[str],
+    workloads: Sequence[str],
     sizes: Sequence[int],
+    listed: Sequence[Mapping[str, Any]],
 ) -> list[RunSpec]:
-    """Patterns x sizes on `base` (the grid's options with the target's on top). A point that
-    cannot run is blamed on the [grid] when it fails there too, else on the [[target]]."""
+    """Workloads x sizes x listed options on `base` (the grid's options with the target's on
+    top). A point that cannot run is blamed on the [grid] when it fails there too, else on the
+    [[target]]."""
     points = []
-    for pattern in patterns:
-        for size in sizes:
-            try:
-                points.extend(grid(_point(base, pattern, size), [size]))
-            except SpecError as e:
+    for name in workloads:
+        takes_size = registry.get(name).takes("size_per_rank_bytes")
+        for size in sizes if takes_size else [None]:
+            for chosen in listed:
                 try:
-                    grid(_point(grid_base, pattern, size), [size])
-                    where = target_path
-                except SpecError:
-                    where = ("grid",)
-                raise toml.error(where, f"{describe(_point(base, pattern, size))}: {e}") from None
+                    points.extend(_sized(_point({**base, **chosen}, name, size), size))
+                except SpecError as e:
+                    try:
+                        _sized(_point({**grid_base, **chosen}, name, size), size)
+                        where = target_path
+                    except SpecError:
+                        where = ("grid",)
+                    point = _point({**base, **chosen}, name, size)
+                    raise toml.error(where, f"{describe(point)}: {e}") from None
     return points
+
+
+def _listed_options(read: _Reader, grid_table: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The grid's LISTED_OPTIONS, crossed: one settings dict (by field) per combination."""
+    axes = []
+    for key in LISTED_OPTIONS:
+        if key in grid_table:
+            opt = SUITE_OPTIONS[key]
+            axes.append([(opt.field, value) for value in read.axis(key, opt.kind.convert)])
+    return [dict(combination) for combination in itertools.product(*axes)]
+
+
+def _refuse_listed_per_target(
+    toml: tomlfile.TomlFile,
+    listed: Sequence[Mapping[str, Any]],
+    target_options: Mapping[str, Any],
+    target_path: tomlfile.KeyPath,
+) -> None:
+    """A target may not set what the grid lists: its points would repeat one another."""
+    for key in LISTED_OPTIONS:
+        field = SUITE_OPTIONS[key].field
+        if field in target_options and len({str(c.get(field)) for c in listed}) > 1:
+            raise toml.error(
+                (*target_path, key),
+                f"'{key}' is a list in [grid]: set it there, not per [[target]]",
+            )
 
 
 def _refuse_unused(
     toml: tomlfile.TomlFile,
     options: Mapping[str, Any],
     where: Mapping[str, tomlfile.KeyPath],
-    patterns: Sequence[str],
+    workloads: Sequence[str],
+    any_workload: bool,
 ) -> None:
-    """A params option in [grid] that none of its patterns declares is a mistake."""
-    for opt in RUN_OPTIONS.values():
+    """A params option in [grid] that none of its workloads declares is a mistake (named by
+    the patterns alone when the grid names patterns alone)."""
+    for opt in SUITE_OPTIONS.values():
         if opt.field not in options or any(o.field == opt.field for o in COMMON_OPTIONS):
             continue
-        if not any(p in registry.taking(opt.field) for p in patterns):
-            takers = ", ".join(registry.taking(opt.field, FAMILY))
+        if not any(w in registry.taking(opt.field) for w in workloads):
+            family = None if any_workload else FAMILY
+            takers = ", ".join(n for n in registry.taking(opt.field, family)
+                               if family or registry.get(n).runs_alone)  # fmt: skip
+            what = "workloads" if any_workload else "patterns"
             raise toml.error(
                 where.get(str(opt.key), ("grid",)),
-                f"'{opt.key}' is for {takers}; the grid's patterns are {', '.join(patterns)}",
+                f"'{opt.key}' is for {takers}; the grid's {what} are {', '.join(workloads)}",
             )
 
 
@@ -292,11 +363,12 @@ class _Reader:
             converted.append(self._convert(key, place, convert, value))
         return converted
 
-    def run_options(self) -> dict[str, Any]:
-        """The run options this table sets, by field (of RunSpec or a workload's params)."""
+    def run_options(self, skip: Sequence[str] = ()) -> dict[str, Any]:
+        """The run options this table sets, by field (of RunSpec or a workload's params),
+        but the keys in `skip` (read as axes)."""
         options = {}
-        for key, opt in RUN_OPTIONS.items():
-            if key in self._table:
+        for key, opt in SUITE_OPTIONS.items():
+            if key in self._table and key not in skip:
                 options[opt.field] = self._convert(
                     key, self._where[key], opt.kind.convert, self._table[key]
                 )
@@ -320,6 +392,14 @@ def _string(value: Any) -> str:
 
 def _pattern(value: Any) -> str:
     return registry.get(_string(value), FAMILY).name
+
+
+def _workload(value: Any) -> str:
+    """Any workload `hpcio run --workload` (or --pattern) runs."""
+    found = registry.get(_string(value))
+    if not found.runs_alone:
+        raise SpecError(f"{found.name} is run by `hpcio {found.family}`, not by a suite")
+    return found.name
 
 
 def _positive_int(value: Any) -> int:

@@ -14,13 +14,14 @@ from hpcio.spec.options import declared
 
 def grid(base: RunSpec, sizes: Sequence[int]) -> list[RunSpec]:
     """`base` at every size per rank. A size smaller than the transfer is run with transfer =
-    size (recorded in its spec)."""
+    size (recorded in its spec); a workload without transfers (a library's) takes the size."""
     points = []
     for size in sizes:
         p = base.params
-        params = dataclasses.replace(
-            p, size_per_rank_bytes=size, transfer_bytes=min(p.transfer_bytes, size)
-        )
+        fitted = {"size_per_rank_bytes": size}
+        if hasattr(p, "transfer_bytes"):
+            fitted["transfer_bytes"] = min(p.transfer_bytes, size)
+        params = dataclasses.replace(p, **fitted)
         points.append(dataclasses.replace(base, params=params).validate())
     return points
 

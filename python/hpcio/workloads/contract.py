@@ -187,6 +187,9 @@ class Workload:
     #: `hpcio run --workload` can run it from its params alone (a preset such as a storage
     #: profile is run by the command that fills its params in).
     runs_alone: bool = True
+    #: Its study plots bandwidth against the global data size (all ranks' bytes), not the
+    #: size per rank: reports add that figure for its documents.
+    sized_globally: bool = False
 
     def phases(self, run: RunSpec) -> tuple[Phase, ...]:
         """The timed phases of `run`, in order."""
@@ -304,6 +307,10 @@ class Workload:
                 number = isinstance(value, int | float) and not isinstance(value, bool)
                 total[name] = total.get(name, 0) + value if number else total.get(name, value)
         return total
+
+    def takes(self, field: str) -> bool:
+        """Whether its params declare `field` (such as size_per_rank_bytes)."""
+        return any(opt.field == field for opt in declared(self.params))
 
     def label(self, settings: dict[str, Any]) -> str:
         """A document's name in tables (its `settings`, as ResultDocument.settings)."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from hpcio.errors import SpecError
 from hpcio.spec.options import Option, declared
-from hpcio.workloads import checkpoint, patterns, python_files
+from hpcio.workloads import checkpoint, netcdf_codes, patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
 
@@ -17,6 +17,7 @@ _REGISTERED: tuple[Workload, ...] = (
     *storage.WORKLOADS,
     iozone.Iozone(),
     python_files.PythonFiles(),
+    *netcdf_codes.WORKLOADS,
     *checkpoint.WORKLOADS,
 )  # fmt: skip
 
@@ -95,6 +96,12 @@ def label(workload: str, settings: dict) -> str:
     """A document's name in tables; an unknown workload (a newer hpcio's) by its name."""
     found = WORKLOADS.get(workload)
     return found.label(settings) if found else workload
+
+
+def sized_globally(workload: str) -> bool:
+    """Whether a workload's documents are plotted against the global data size as well."""
+    found = WORKLOADS.get(workload)
+    return found is not None and found.sized_globally
 
 
 def family_of(workload: str) -> str:
