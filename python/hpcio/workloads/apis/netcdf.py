@@ -4,6 +4,9 @@ variable contiguous or chunked (--chunk-size), without fill values."""
 
 from __future__ import annotations
 
+import importlib.util
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -14,16 +17,26 @@ Error = (OSError, RuntimeError, ValueError)
 
 
 def available() -> str | None:
-    try:
-        import netCDF4
-    except ImportError:
+    if importlib.util.find_spec("netCDF4") is None:
         return "--api netcdf needs netCDF4 built with parallel support (scripts/setup installs it)"
-    if not netCDF4.__has_parallel4_support__:
+    if not _parallel():
         return (
             "--api netcdf: this netCDF4 has no parallel support; scripts/setup builds it "
             "against Debian's libnetcdf-mpi-dev"
         )
     return None
+
+
+def _parallel() -> bool:
+    """netCDF4's parallel support. Importing netCDF4 starts MPI (it imports mpi4py.MPI): a
+    process that has not (the one that launches the job) asks a child process instead."""
+    if "mpi4py.MPI" in sys.modules:
+        import netCDF4
+
+        return bool(netCDF4.__has_parallel4_support__)
+    check = "import netCDF4, sys; sys.exit(0 if netCDF4.__has_parallel4_support__ else 3)"
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, timeout=120)
+    return done.returncode == 0
 
 
 def open_file(
