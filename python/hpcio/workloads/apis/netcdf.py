@@ -5,6 +5,7 @@ variable contiguous or chunked (--chunk-size), without fill values."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from typing import Any
@@ -27,10 +28,15 @@ def available() -> str | None:
     return None
 
 
+#: Set in the ranks of an MPI job (Open MPI, MPICH/PMI, PMIx; hpcio's own launch).
+_IN_A_JOB = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "HPCIO_LAUNCHED")
+
+
 def _parallel() -> bool:
-    """netCDF4's parallel support. Importing netCDF4 starts MPI (it imports mpi4py.MPI): a
-    process that has not (the one that launches the job) asks a child process instead."""
-    if "mpi4py.MPI" in sys.modules:
+    """netCDF4's parallel support. Importing netCDF4 starts MPI (it imports mpi4py.MPI): a rank
+    (MPI starts there anyway) imports it; the process that launches the job, where MPI must
+    not start, asks a child process instead."""
+    if "mpi4py.MPI" in sys.modules or any(name in os.environ for name in _IN_A_JOB):
         import netCDF4
 
         return bool(netCDF4.__has_parallel4_support__)
