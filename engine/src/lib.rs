@@ -655,7 +655,7 @@ fn payload_fill(
     offset: u64,
 ) -> PyResult<()> {
     let slice = buf.as_slice_mut().map_err(|e| error::invalid(e.to_string()))?;
-    let payload = payload::Payload::new(seed);
+    let payload = payload::for_seed(seed);
     let stream = payload::stream_id(writer, key);
     py.detach(|| payload.fill(stream, offset, slice));
     Ok(())
@@ -672,7 +672,7 @@ fn payload_check(
     offset: u64,
 ) -> PyResult<Option<(u64, u8, u8)>> {
     let slice = buf.as_slice().map_err(|e| error::invalid(e.to_string()))?;
-    let payload = payload::Payload::new(seed);
+    let payload = payload::for_seed(seed);
     let stream = payload::stream_id(writer, key);
     let mismatch = py.detach(|| payload.check(stream, offset, slice));
     Ok(mismatch.map(|m| (m.offset, m.expected, m.found)))

@@ -3,7 +3,8 @@ library module opens a file its way and writes and reads byte ranges of it; repl
 rank's engine plan through one of them, in a Python body timed by the engine's Recorder.
 
 A new API is one module here with `available()` and `open_file(...)` (see mpiio.py) and its
-name in LIBRARIES."""
+name in LIBRARIES. A file's `read(offset, out)` returns the bytes read: `out`, filled, or an
+array of the library's own when it reads into nothing else (netcdf)."""
 
 from __future__ import annotations
 

@@ -68,9 +68,10 @@ class Hdf5File:
         memory, file = self._spaces(offset, len(data))
         self._id.write(memory, file, data, dxpl=self._transfer)
 
-    def read(self, offset: int, out: np.ndarray) -> None:
+    def read(self, offset: int, out: np.ndarray) -> np.ndarray:
         memory, file = self._spaces(offset, len(out))
         self._id.read(memory, file, out, dxpl=self._transfer)
+        return out
 
     def sync(self) -> None:
         self._handle.flush()

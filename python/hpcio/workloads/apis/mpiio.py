@@ -40,8 +40,9 @@ class MpiioFile:
     def write(self, offset: int, data: np.ndarray) -> None:
         self._call(self._write, offset, data)
 
-    def read(self, offset: int, out: np.ndarray) -> None:
+    def read(self, offset: int, out: np.ndarray) -> np.ndarray:
         self._call(self._read, offset, out)
+        return out
 
     def sync(self) -> None:
         self._call(self._handle.Sync)

@@ -112,8 +112,9 @@ class PnetcdfFile:
     def write(self, offset: int, data: np.ndarray) -> None:
         self._call(self._put, offset, data)
 
-    def read(self, offset: int, out: np.ndarray) -> None:
+    def read(self, offset: int, out: np.ndarray) -> np.ndarray:
         self._call(self._get, offset, out)
+        return out
 
     def sync(self) -> None:
         _checked(self._lib.ncmpi_sync(self._ncid))

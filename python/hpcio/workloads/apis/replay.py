@@ -118,8 +118,7 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
                 files[index].write(offset, data)
                 recorder.record("write", start, clock(), length)
             elif op == Op.READ:
-                data = buffer[:length]
-                files[index].read(offset, data)
+                data = files[index].read(offset, buffer[:length])
                 recorder.record("read", start, clock(), length)
                 if run.verify:
                     check(context, key, data, writer, offset)
