@@ -116,17 +116,17 @@ def _read_and_scatter(collect, pieces, buffers, reader_of, opened, context: Cont
         slot = k % 2
         previous = sending[slot]
         if previous is not None:
-            previous.Wait()
+            previous[0].Wait()
             sending[slot] = None
-        data = buffers[slot][:length]
         start = clock()
-        opened.read(offset, data)
+        # The bytes read: the buffer, or an array of the library's own (netcdf).
+        data = opened.read(offset, buffers[slot][:length])
         recorder.record("read", start, clock(), length)
         if reader_of[writer] == collect.collector:
             if context.run.verify:
                 check(context, collect.key, data, writer, offset)
-        else:
-            sending[slot] = comm.Isend(data, dest=reader_of[writer], tag=_TAG)
-    for request in sending:
-        if request is not None:
-            request.Wait()
+        else:  # `data` is kept beside its send until the send is done
+            sending[slot] = (comm.Isend(data, dest=reader_of[writer], tag=_TAG), data)
+    for pending in sending:
+        if pending is not None:
+            pending[0].Wait()
