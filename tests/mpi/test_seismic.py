@@ -1,0 +1,134 @@
+"""The volume workload under real mpiexec, 4 ranks, every library with --verify; what it wrote
+read back by the library opened fresh in this process and compared with the model; a changed
+byte found by --verify."""
+
+import json
+
+import numpy as np
+import pytest
+from hpcio.workloads.seismic import velocity
+
+pytestmark = pytest.mark.mpi
+
+SHAPE = (50, 24, 40)  # 50 inlines: 13, 12, 13 and 12 per rank
+VOLUME = "x".join(map(str, SHAPE))
+LIBRARIES = [("segy",), ("hdf5",), ("hdf5", "--collective"), ("zarr", "--chunk", "5x12x40"),
+             ("zarr", "--compression", "blosc", "--chunk", "5x24x20")]  # fmt: skip
+
+
+def run(hpcio, file_url, target_dir, *more, ranks=4):
+    return hpcio("run", "-n", ranks, "--workload", "volume", "--volume", VOLUME,
+                 "--target", file_url(target_dir), "-q", *more)  # fmt: skip
+
+
+def model(data="velocity", seed=1):
+    return velocity.slab(data, seed, SHAPE, 0, SHAPE[0])
+
+
+def read_back(library, target_dir):
+    """The volume as the library itself reads it, opened fresh."""
+    if library == "segy":
+        import segyio
+
+        with segyio.open(target_dir / "hpcio-volume.segy", ignore_geometry=True) as f:
+            inlines = f.attributes(segyio.TraceField.INLINE_3D)[:]
+            crosslines = f.attributes(segyio.TraceField.CROSSLINE_3D)[:]
+            assert list(inlines[:: SHAPE[1]]) == list(range(1, SHAPE[0] + 1))
+            assert list(crosslines[: SHAPE[1]]) == list(range(1, SHAPE[1] + 1))
+            assert f.bin[segyio.BinField.Samples] == SHAPE[2]
+            return f.trace.raw[:].reshape(SHAPE)
+    if library == "hdf5":
+        import h5py
+
+        with h5py.File(target_dir / "hpcio-volume.h5", "r") as f:
+            return f["velocity"][...]
+    import zarr
+
+    return zarr.open_array(str(target_dir / "hpcio-volume.zarr"), mode="r")[...]
+
+
+@pytest.mark.parametrize("library", LIBRARIES, ids=" ".join)
+def test_every_library_writes_the_model(hpcio, file_url, target_dir, tmp_path, library):
+    out = tmp_path / "r.jsonl"
+    done = run(hpcio, file_url, target_dir, "--library", *library, "--verify", "--keep",
+               "--seed", 3, "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_array_equal(read_back(library[0], target_dir), model(seed=3))
+    doc = json.loads(out.read_text())
+    write, read = doc["phases"]
+    raw = np.prod(SHAPE) * 4
+    assert write["metrics"]["raw_bytes"] == read["metrics"]["raw_bytes"] == raw
+    assert write["errors"] == read["errors"] == 0
+    assert {r["rank"] for r in write["per_rank"]} == {0, 1, 2, 3}
+    stored = write["metrics"]["stored_bytes"]
+    if library[0] == "zarr":
+        chunks = 10 * 2 if library[2] == "5x12x40" else 10 * 2
+        assert write["metrics"]["chunks"] == read["metrics"]["chunks"] == chunks
+        assert write["requests"]["write"] == chunks
+        assert write["metrics"]["requests_put"] == chunks + 1  # and the array's zarr.json
+        assert read["metrics"]["read_amplification"] > 0
+    else:
+        assert write["metrics"]["files"] == 1
+        files = {"segy": "hpcio-volume.segy", "hdf5": "hpcio-volume.h5"}
+        assert stored == (target_dir / files[library[0]]).stat().st_size
+    if "blosc" in library:
+        assert write["metrics"]["compression_ratio"] > 20  # the layered model compresses
+    else:
+        assert write["metrics"]["compression_ratio"] <= 1.0
+
+
+def test_random_data_does_not_compress(hpcio, file_url, target_dir, tmp_path):
+    out = tmp_path / "r.jsonl"
+    done = run(hpcio, file_url, target_dir, "--library", "zarr", "--compression", "blosc",
+               "--data", "random", "--verify", "--keep", "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_array_equal(read_back("zarr", target_dir), model("random"))
+    assert json.loads(out.read_text())["phases"][0]["metrics"]["compression_ratio"] < 1.5
+
+
+def test_the_run_removes_all_it_wrote(hpcio, file_url, target_dir):
+    for library in LIBRARIES:
+        done = run(hpcio, file_url, target_dir, "--library", *library)
+        assert done.returncode == 0, done.stderr
+        assert list(target_dir.iterdir()) == [], library
+
+
+def flip(path, offset):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        byte = f.read(1)[0]
+        f.seek(offset)
+        f.write(bytes([byte ^ 0x5A]))
+
+
+@pytest.mark.parametrize(
+    ("library", "key", "offset", "rank", "message"),
+    [
+        # Sample 3 of trace 1 of inline 20 (rank 1's): after the 3600-byte file header.
+        (("segy",), "hpcio-volume.segy", 3600 + (20 * 24 + 1) * 400 + 240 + 3 * 4 + 2, 1,
+         "verify failed: hpcio-volume.segy at x=20, y=1, z=3: expected "),
+        (("hdf5",), "hpcio-volume.h5", None, 3, "verify failed: hpcio-volume.h5 at x=4"),
+        (("zarr", "--chunk", "5x12x40"), "hpcio-volume.zarr/c/9/1/0", 1000, 3,
+         "verify failed: hpcio-volume.zarr at x=45, y=18, z=10: expected "),
+        (("zarr", "--compression", "blosc"), "hpcio-volume.zarr/c/0/0/0", 200, 0,
+         "hpcio-volume.zarr chunk at x=0, y=0, z=0: cannot decode"),
+    ],
+)  # fmt: skip
+def test_a_changed_byte_is_found(hpcio, file_url, target_dir, library, key, offset, rank,
+                                 message):  # fmt: skip
+    done = run(hpcio, file_url, target_dir, "--library", *library, "--phases", "write", "--keep")
+    assert done.returncode == 0, done.stderr
+    if offset is None:  # the dataset's last bytes: the last sample of rank 3's last inline
+        offset = (target_dir / key).stat().st_size - 2
+        message = "verify failed: hpcio-volume.h5 at x=49, y=23, z=39: expected "
+    flip(target_dir / key, offset)
+    unchecked = run(hpcio, file_url, target_dir, "--library", *library, "--phases", "read")
+    if "cannot decode" in message:  # no reader gets data out of a broken compressed chunk
+        assert unchecked.returncode == 1
+    else:  # without --verify nothing compares
+        assert unchecked.returncode == 0, unchecked.stderr
+    done = run(hpcio, file_url, target_dir, "--library", *library, "--phases", "read",
+               "--verify")  # fmt: skip
+    assert done.returncode == 1
+    assert f"rank {rank}: {message}" in done.stderr
+    assert "Traceback" not in done.stderr
