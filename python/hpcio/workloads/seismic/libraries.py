@@ -27,9 +27,10 @@ TEXT_AND_BINARY_HEADER_BYTES = 3600
 SAMPLE_INTERVAL_US = 4000
 
 
-def _timed(context: Context, op: str, call: Callable[[], Any], nbytes: int = 0) -> Any:
+def _timed(context: Context, op: str, nbytes: int, call: Callable[..., Any], *args: Any) -> Any:
+    """call(*args), timed as one `op` of `nbytes`."""
     t = _engine.clock_ns()
-    result = call()
+    result = call(*args)
     context.recorder.record(op, t, _engine.clock_ns(), nbytes)
     return result
 
@@ -89,13 +90,12 @@ def zarr_write(context: Context, layout: Layout, root: str, compression: str) ->
     for box in pieces:
         data = _expected(context, layout, box)
         (x0, y0, z0), (x1, y1, z1) = box
-        _timed(context, "write", lambda: array.__setitem__(np.s_[x0:x1, y0:y1, z0:z1], data),
-               data.nbytes)  # fmt: skip
+        _timed(context, "write", data.nbytes, array.__setitem__, np.s_[x0:x1, y0:y1, z0:z1], data)
         figures.add("raw_bytes", data.nbytes)
     if run.fsync and not run.target.is_object_store:
         for box in pieces:
-            _timed(context, "sync", lambda b=box: _fsync(_chunk_path(run, root, layout, b)))
-    _timed(context, "close", store.close)
+            _timed(context, "sync", 0, _fsync, _chunk_path(run, root, layout, box))
+    _timed(context, "close", 0, store.close)
     figures.add("chunks", len(pieces))
     figures.add("stored_bytes", store.put_bytes)
     _count_requests(figures, store)
@@ -115,7 +115,8 @@ def zarr_read(context: Context, layout: Layout, root: str) -> None:
     for box in pieces:
         (x0, y0, z0), (x1, y1, z1) = box
         try:
-            found = _timed(context, "read", lambda: array[x0:x1, y0:y1, z0:z1], _box_bytes(box))
+            selection = np.s_[x0:x1, y0:y1, z0:z1]
+            found = _timed(context, "read", _box_bytes(box), array.__getitem__, selection)
         except (ValueError, RuntimeError, TypeError) as e:
             # A chunk the codec cannot decode (a changed byte in compressed data) is bad data.
             context.recorder.error(f"{root} chunk at x={x0}, y={y0}, z={z0}: cannot decode: {e}")
@@ -123,7 +124,7 @@ def zarr_read(context: Context, layout: Layout, root: str) -> None:
         asked += _box_bytes(box)
         if run.verify:
             _check(context, root, box, _expected(context, layout, box), found)
-    _timed(context, "close", store.close)
+    _timed(context, "close", 0, store.close)
     figures.add("raw_bytes", asked)
     figures.add("chunks", len(pieces))
     figures.add("fetched_bytes", store.fetched_bytes)
@@ -176,13 +177,12 @@ def hdf5_write(context: Context, layout: Layout, key: str) -> None:
         for box in _padded(layout, context.who.rank):
             data = None if box is None else _expected(context, layout, box)
             nbytes = 0 if data is None else data.nbytes
-            _timed(context, "write", lambda: _hdf5_io(dataset, box, data, run.params.collective),
-                   nbytes)  # fmt: skip
+            _timed(context, "write", nbytes, _hdf5_io, dataset, box, data, run.params.collective)
             figures.add("raw_bytes", nbytes)
         if run.fsync:
-            _timed(context, "sync", f.flush)
+            _timed(context, "sync", 0, f.flush)
     finally:
-        _timed(context, "close", f.close)
+        _timed(context, "close", 0, f.close)
     if context.who.rank == 0:
         figures.add("files", 1)
         figures.add("stored_bytes", os.path.getsize(context.path(key)))
@@ -200,13 +200,13 @@ def hdf5_read(context: Context, layout: Layout, key: str) -> None:
     try:
         for box in _padded(layout, context.who.rank):
             nbytes = 0 if box is None else _box_bytes(box)
-            found = _timed(context, "read", lambda: _hdf5_io(dataset, box, None,
-                           run.params.collective), nbytes)  # fmt: skip
+            found = _timed(context, "read", nbytes, _hdf5_io, dataset, box, None,
+                           run.params.collective)  # fmt: skip
             figures.add("raw_bytes", nbytes)
             if run.verify and box is not None:
                 _check(context, key, box, _expected(context, layout, box), found)
     finally:
-        _timed(context, "close", f.close)
+        _timed(context, "close", 0, f.close)
     if context.who.rank == 0:
         figures.add("files", 1)
 
@@ -248,7 +248,8 @@ def _hdf5_io(dataset: Any, box: Box | None, data: np.ndarray | None, collective:
 
 def segy_file_bytes(shape: tuple[int, int, int]) -> int:
     nx, ny, nz = shape
-    return TEXT_AND_BINARY_HEADER_BYTES + nx * ny * (TRACE_HEADER_BYTES + nz * velocity.SAMPLE_BYTES)
+    trace = TRACE_HEADER_BYTES + nz * velocity.SAMPLE_BYTES
+    return TEXT_AND_BINARY_HEADER_BYTES + nx * ny * trace
 
 
 def segy_write(context: Context, layout: Layout, key: str) -> None:
@@ -281,15 +282,15 @@ def segy_write(context: Context, layout: Layout, key: str) -> None:
             data = _expected(context, layout, box)
             (x0, _, _), (x1, _, _) = box
             traces = data.reshape(-1, nz)
-            headers = [_trace_header(segyio, x, y, ny, nz) for x in range(x0, x1) for y in range(ny)]
-            first = x0 * ny
-            _timed(context, "write", lambda: _write_traces(f, first, headers, traces),
-                   len(headers) * TRACE_HEADER_BYTES + data.nbytes)  # fmt: skip
+            headers = [_trace_header(segyio, x, y, ny, nz) for x in range(x0, x1)
+                       for y in range(ny)]  # fmt: skip
+            nbytes = len(headers) * TRACE_HEADER_BYTES + data.nbytes
+            _timed(context, "write", nbytes, _write_traces, f, x0 * ny, headers, traces)
             figures.add("raw_bytes", data.nbytes)
         if run.fsync:
-            _timed(context, "sync", lambda: (f.flush(), _fsync(path)))
+            _timed(context, "sync", 0, _flush_and_fsync, f, path)
     finally:
-        _timed(context, "close", f.close)
+        _timed(context, "close", 0, f.close)
     comm.Barrier()  # every rank's traces are in before the size is taken
     if context.who.rank == 0:
         figures.add("files", 1)
@@ -328,17 +329,22 @@ def segy_read(context: Context, layout: Layout, key: str) -> None:
         for box in layout.pieces(context.who.rank):
             (x0, _, _), (x1, _, _) = box
             first, last = x0 * ny, x1 * ny
-            traces = _timed(context, "read", lambda: f.trace.raw[first:last],
-                            (last - first) * nz * velocity.SAMPLE_BYTES)  # fmt: skip
+            nbytes = (last - first) * nz * velocity.SAMPLE_BYTES
+            traces = _timed(context, "read", nbytes, f.trace.raw.__getitem__, slice(first, last))
             figures.add("raw_bytes", (last - first) * nz * velocity.SAMPLE_BYTES)
             if run.verify:
                 found = np.asarray(traces).reshape(x1 - x0, ny, nz)
                 _check(context, key, box, _expected(context, layout, box), found)
                 _check_headers(context, f, segyio, key, x0, x1, ny)
     finally:
-        _timed(context, "close", f.close)
+        _timed(context, "close", 0, f.close)
     if context.who.rank == 0:
         figures.add("files", 1)
+
+
+def _flush_and_fsync(f: Any, path: str) -> None:
+    f.flush()
+    _fsync(path)
 
 
 def _check_headers(context: Context, f: Any, segyio: Any, key: str, x0: int, x1: int, ny: int):

@@ -37,14 +37,16 @@ _KEY = re.compile(r"hpcio-volume\.(segy|h5|zarr(/[A-Za-z0-9._/-]+)?)")
 
 
 def _shape(value: Any) -> tuple[int, int, int]:
-    """"1000x1000x500" (a suite may give [1000, 1000, 500]) -> three sizes of at least 1."""
+    """A shape "1000x1000x500" (a suite may give [1000, 1000, 500]) -> three sizes of at least 1."""
     parts = value.split("x") if isinstance(value, str) else value
     if not isinstance(parts, list | tuple) or len(parts) != 3:
         raise ValueError(f"must be three sizes such as 1000x1000x500, got {value!r}")
     try:
         sizes = tuple(int(p) for p in parts)
     except (TypeError, ValueError):
-        raise ValueError(f"must be three whole numbers such as 1000x1000x500, got {value!r}")
+        raise ValueError(
+            f"must be three whole numbers such as 1000x1000x500, got {value!r}"
+        ) from None
     if min(sizes) < 1 or any(isinstance(p, bool) for p in parts):
         raise ValueError(f"sizes must be at least 1, got {value!r}")
     return sizes  # type: ignore[return-value]
