@@ -154,6 +154,10 @@ def clean_target(spec: TargetSpec, dry_run: bool = False) -> Leftovers:
         # A run's lock goes too: one a killed run left on an object store would block the next.
         keys = [k for k in target.list(OWN_PREFIX) if is_own_key(k) or k == LOCK_KEY]
         keys = _files_under(spec, keys)
+        if spec.is_object_store and spec.kind != "memory":
+            from hpcio.workloads.seismic.stores import keys_below
+
+            keys += [k for k in keys_below(spec, OWN_PREFIX) if is_own_key(k)]
         # S3 bills for the parts of an upload never completed or aborted: the store's own list
         # finds those of runs on any node; the journal those of this node on other stores.
         uploads = [(k, i) for k, i in target.list_uploads(OWN_PREFIX) if is_own_key(k)]

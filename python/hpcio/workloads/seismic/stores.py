@@ -8,8 +8,9 @@ on start, and `pytest -m unit` must not pay for them."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -156,3 +157,30 @@ def _counted_class() -> type:
 
     _CLASS.append(_Counted)
     return _Counted
+
+
+def keys_below(spec: TargetSpec, start: str) -> list[str]:
+    """Every key under the "directories" of an object-store target whose names begin with
+    `start` (a zarr array's chunks): the engine's listing keeps to the target's own level."""
+    import obstore
+
+    with store_errors():
+        store = object_store(spec, "")
+        tops = obstore.list_with_delimiter(store)["common_prefixes"]
+        found = []
+        for top in (t for t in tops if t.startswith(start)):
+            for batch in obstore.list(store, prefix=top):
+                found += [meta["path"] for meta in batch]
+    return sorted(found)
+
+
+@contextlib.contextmanager
+def store_errors() -> Iterator[None]:
+    """obstore's errors as OSError: a store that refuses or cannot be reached fails the phase
+    on every rank with its message, as the engine's do, not as a bug."""
+    try:
+        yield
+    except Exception as e:
+        if type(e).__module__.startswith("obstore"):
+            raise OSError(f"{type(e).__name__}: {e}") from None
+        raise

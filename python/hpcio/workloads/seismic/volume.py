@@ -24,6 +24,7 @@ from hpcio.workloads.contract import (
     Written,
 )
 from hpcio.workloads.seismic import layout as layouts
+from hpcio.workloads.seismic import stores
 from hpcio.workloads.seismic.velocity import DATA, SAMPLE_BYTES
 
 if TYPE_CHECKING:
@@ -154,7 +155,8 @@ def write_volume(context: Context) -> None:
     run = context.run
     p, grid, root = run.params, layout_of(run), VOLUME_KEYS[run.params.library]
     if p.library == "zarr":
-        libraries.zarr_write(context, grid, root, p.compression)
+        with stores.store_errors():
+            libraries.zarr_write(context, grid, root, p.compression)
     elif p.library == "hdf5":
         libraries.hdf5_write(context, grid, root)
     else:
@@ -167,7 +169,8 @@ def read_volume(context: Context) -> None:
     run = context.run
     p, grid, root = run.params, layout_of(run), VOLUME_KEYS[run.params.library]
     if p.library == "zarr":
-        libraries.zarr_read(context, grid, root)
+        with stores.store_errors():
+            libraries.zarr_read(context, grid, root)
     elif p.library == "hdf5":
         libraries.hdf5_read(context, grid, root)
     else:
