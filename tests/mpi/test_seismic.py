@@ -132,3 +132,23 @@ def test_a_changed_byte_is_found(hpcio, file_url, target_dir, library, key, offs
     assert done.returncode == 1
     assert f"rank {rank}: {message}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_report_compares_the_libraries_in_one_table(hpcio, file_url, target_dir, tmp_path):
+    out = tmp_path / "r.jsonl"
+    for library in (("segy",), ("zarr", "--compression", "blosc", "--chunk", "5x24x40")):
+        done = run(hpcio, file_url, target_dir, "--library", *library, "-o", out, ranks=2)
+        assert done.returncode == 0, done.stderr
+    report = hpcio("report", out)
+    assert report.returncode == 0, report.stderr
+    assert "### volume segy write" in report.stdout  # the study tables name the library
+    table = report.stdout.split("### libraries: volume create (write phase) and read back")[1]
+    rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| volume")]
+    assert [r[0] for r in rows] == ["| volume segy", "| volume zarr(blosc)"]
+    url = file_url(target_dir)
+    segy = rows[0]
+    assert segy[1:4] == [url, "2", VOLUME]
+    raw_mib = np.prod(SHAPE) * 4 / 2**20
+    assert float(segy[5]) == round(raw_mib, 2)
+    assert float(segy[4]) == round((3600 + 50 * 24 * (240 + 160)) / 2**20, 2)
+    assert float(rows[1][6]) > 20  # raw/stored: the model compressed

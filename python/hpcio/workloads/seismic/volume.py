@@ -189,11 +189,10 @@ def reduce_library_metrics(per_rank: Sequence[dict[str, Any]]) -> dict[str, Any]
 
 def library_label(name: str, settings: dict[str, Any]) -> str:
     """'volume zarr(blosc)', 'volume segy', as the study's table names them."""
-    params = settings.get("params") or {}
-    library = params.get("library", "")
+    library = str(settings.get("library", ""))
     if library == "zarr":
-        library += f"({params.get('compression', 'none')})"
-    if params.get("collective"):
+        library += f"({settings.get('compression', 'none')})"
+    if settings.get("collective"):
         library += " collective"
     return f"{name} {library}".strip()
 
