@@ -58,7 +58,8 @@ def test_mpiio_verify_finds_a_changed_byte(hpcio, file_url, target_dir):
 @pytest.mark.parametrize(
     ("pattern", "more", "message"),
     [
-        ("mfmw", ("--collective",), "--collective is for --api mpiio; posix calls are independent"),
+        ("mfmw", ("--collective",),
+         "--collective is for --api mpiio, hdf5, netcdf or pnetcdf; posix calls are independent"),
         ("sfsw", ("--api", "mpiio"), "--api mpiio is for sfmw, mfmw, sfmr and mfmr: sfsw's "
          "collector writes through the engine"),
         ("mfmw", ("--api", "mpiio", "--duration", "1s"),

@@ -134,6 +134,7 @@ def test_to_dict_from_dict_round_trip():
         "api": "posix",
         "collective": False,
         "hints": (),
+        "chunk_bytes": None,
         "segments": 2,
         "read_scope": "own",
     }

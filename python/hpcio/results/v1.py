@@ -16,7 +16,7 @@ _EVERY = ("size_per_rank_bytes", "transfer_bytes", "in_flight", "reorder")
 _SHARED = (*_EVERY, "segments")
 _PER_RANK = {"files_per_rank": 1, "random_offsets": False, "duration_s": None}
 #: Version 1 moved every byte through the engine (posix; --api came later).
-_API = {"api": "posix", "collective": False, "hints": []}
+_API = {"api": "posix", "collective": False, "hints": [], "chunk_bytes": None}
 #: Version 1's pattern -> the options that meant something to it (with the defaults version
 #: 1 left out of documents).
 _PARAMS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {

@@ -5,11 +5,14 @@ The body is one of the contract's three kinds: an engine plan, a collective step
 
 from __future__ import annotations
 
+import os
+
 from hpcio import _engine
 from hpcio.runner import choreography, interrupts
 from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
+from hpcio.workloads import striping
 from hpcio.workloads.contract import (
     CollectBody,
     Phase,
@@ -48,6 +51,12 @@ def run_phase(
 
     Bodies, plans and buffers are made before the barrier, so none counts as I/O time.
     """
+    if phase is Phase.WRITE and striping.method(run, workload) == striping.LFS:
+        keys = workload.keys(run)
+        striping.lay_out(
+            run, [os.path.join(run.target.path, k) for k in keys[who.rank :: who.size]]
+        )
+        world.barrier()
     body = workload.body(run, phase, who)
     if isinstance(body, PythonBody):
         from hpcio.runner.body import run_python_body

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hpcio.errors import SpecError
-from hpcio.spec.options import FLAG, NO_FLAG, PHASES, POSITIVE, WHOLE, declared, option
+from hpcio.spec.options import FLAG, NO_FLAG, PHASES, POSITIVE, SIZE, WHOLE, declared, option
 from hpcio.spec.target import TargetSpec
 
 #: The phase orders --phases accepts: a read phase reads what the write before it wrote.
@@ -49,6 +49,17 @@ class RunSpec:
         "--drop-caches", kind=FLAG, default=False,
         help="root: write back and drop the page cache on every node before each read phase "
         "(/proc/sys/vm/drop_caches), so reads come from storage",
+    )  # fmt: skip
+    #: Lustre layout of every file the run creates (workloads/striping.py says how it is set:
+    #: `lfs setstripe` where lfs exists, else the MPI-IO hints striping_factor/striping_unit).
+    stripe_count: int | None = option(
+        "--stripe-count", kind=POSITIVE, default=None,
+        help="Lustre: stripe each file the run creates over this many OSTs (lfs setstripe "
+        "where lfs exists, else MPI-IO's striping_factor hint)",
+    )  # fmt: skip
+    stripe_size_bytes: int | None = option(
+        "--stripe-size", kind=SIZE, unit="bytes", default=None,
+        help="Lustre: bytes per stripe (lfs setstripe -S, else MPI-IO's striping_unit hint)",
     )  # fmt: skip
     #: Ranks per node the run asked for (a suite's "5 nodes x 4" layout), kept so that points
     #: differing only in layout stay apart; None: whatever the launcher gave. The layout the
@@ -92,6 +103,9 @@ class RunSpec:
         if not 0 <= self.seed < 1 << 64:
             raise SpecError(f"--seed must be from 0 to 2**64-1, got {self.seed}")
         workload.validate(self)
+        from hpcio.workloads import striping
+
+        striping.validate(self, workload)
         return self
 
     @property
@@ -123,6 +137,11 @@ class RunSpec:
         record["target"] = self.target.redacted()
         if self.phases is not None:
             record["phases"] = list(self.phases)
+        from hpcio.workloads import registry, striping
+
+        how = striping.method(self, registry.get(self.workload))
+        if how is not None:
+            record["striping"] = how
         return record
 
     @classmethod

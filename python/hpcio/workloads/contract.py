@@ -233,6 +233,11 @@ class Workload:
         laid-out file); None: none."""
         return None
 
+    def uses_mpiio(self, run: RunSpec) -> bool:
+        """The run opens its files through MPI-IO, so it takes MPI-IO hints (striping among
+        them: workloads/striping.py)."""
+        return False
+
     def in_flight(self, run: RunSpec) -> int:
         """Requests one rank may have in flight: object-store threads and warm connections."""
         return 1

@@ -10,6 +10,7 @@ import numpy as np
 
 from hpcio.errors import SpecError
 from hpcio.units import format_bytes
+from hpcio.workloads import apis, striping
 from hpcio.workloads.contract import (
     Body,
     CacheFacts,
@@ -25,6 +26,10 @@ from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
+
+#: The APIs whose files hold a dataset that may be chunked, and HDF5's largest chunk.
+CHUNKED_APIS = ("hdf5", "netcdf")
+MAX_CHUNK = (4 << 30) - 1
 
 #: O_DIRECT needs offsets, lengths and buffers aligned to the logical block size; 4 KiB covers
 #: every block device and file system hpcio is used on.
@@ -148,9 +153,16 @@ class PatternWorkload(Workload):
         if p.api != "posix":
             self._validate_api(run)
         elif p.collective:
-            raise SpecError("--collective is for --api mpiio; posix calls are independent")
+            raise SpecError(
+                "--collective is for --api mpiio, hdf5, netcdf or pnetcdf; posix calls are "
+                "independent"
+            )
         elif p.hints:
-            raise SpecError("--hint is for --api mpiio; posix takes no MPI-IO hints")
+            raise SpecError(
+                "--hint is for --api mpiio, hdf5, netcdf or pnetcdf; posix takes no MPI-IO hints"
+            )
+        if p.chunk_bytes is not None:
+            self._validate_chunk(run)
         if run.direct and p.transfer_bytes % DIRECT_ALIGN:
             raise SpecError(
                 f"--direct needs a transfer that is a multiple of {format_bytes(DIRECT_ALIGN)}, "
@@ -165,13 +177,22 @@ class PatternWorkload(Workload):
         body = self.engine_body(run, phase, who)
         if run.params.api == "posix":
             return body
-        from hpcio.workloads.apis import mpiio
+        from hpcio.workloads.apis import replay
 
         assert isinstance(body, PlanBody)
         p = run.params
-        return mpiio.body(
-            body.plan, shared=self.shared_file, collective=p.collective, hints=p.hints
+        layout = replay.Layout(
+            api=p.api,
+            shared=self.shared_file,
+            collective=p.collective,
+            hints=(*p.hints, *striping.hints(run, self)),
+            shared_bytes=file_bytes(run),
+            chunk_bytes=p.chunk_bytes,
         )
+        return replay.body(body.plan, layout)
+
+    def uses_mpiio(self, run: RunSpec) -> bool:
+        return run.params.api != "posix"
 
     def _validate_api(self, run: RunSpec) -> None:
         p = run.params
@@ -184,6 +205,23 @@ class PatternWorkload(Workload):
             raise SpecError(f"--duration is for --api posix, not {p.api}")
         if run.direct:
             raise SpecError(f"--direct is for --api posix; {p.api} goes through MPI's own I/O")
+        missing = apis.missing(p.api)
+        if missing is not None:
+            raise SpecError(missing)
+
+    def _validate_chunk(self, run: RunSpec) -> None:
+        p = run.params
+        if p.api not in CHUNKED_APIS:
+            raise SpecError(
+                f"--chunk-size is for --api hdf5 or netcdf (chunked datasets), not {p.api}"
+            )
+        if p.chunk_bytes < 1 or block_bytes(run) % p.chunk_bytes:
+            raise SpecError(
+                f"--chunk-size {format_bytes(p.chunk_bytes)} does not divide each rank's block "
+                f"of {format_bytes(block_bytes(run))}: the chunks would straddle ranks' data"
+            )
+        if p.chunk_bytes > MAX_CHUNK:
+            raise SpecError(f"--chunk-size: {p.api} chunks are at most {format_bytes(MAX_CHUNK)}")
 
     def in_flight(self, run: RunSpec) -> int:
         """Never more than the run has transfers."""

@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hpcio.spec.options import DURATION, FLAG, PAIRS, POSITIVE, SIZE, choice, option
+from hpcio.workloads.apis import APIS, WHAT
 
-#: The interfaces a pattern's bytes can go through (DESIGN.md's api).
-APIS = ("posix", "mpiio")
 #: Transfers in flight per rank: each is an engine lane with a transfer's buffer, and a node
 #: runs many ranks; deeper queues than this measure the scheduler, not the storage.
 MAX_IN_FLIGHT = 4096
@@ -52,22 +51,31 @@ class PatternParams:
         "--api",
         kind=choice(*APIS),
         default="posix",
-        help="the interface the bytes go through (IOR's -a): posix (the engine's pwrite/pread, "
-        "or the object store's requests), mpiio (MPI-IO through mpi4py's MPI.File)",
+        help="the interface the bytes go through (IOR's -a): "
+        + "; ".join(f"{api}: {what}" for api, what in WHAT.items()),
     )
     collective: bool = option(
         "--collective",
         kind=FLAG,
         default=False,
-        help="mpiio: collective calls (Write_at_all, Read_at_all) instead of independent ones",
+        help="mpiio, hdf5, netcdf, pnetcdf: collective calls (MPI-IO's Write_at_all, "
+        "HDF5's and NetCDF's collective transfers, PnetCDF's _all calls) instead of "
+        "independent ones",
     )
     hints: tuple[str, ...] = option(
         "--hint",
         kind=PAIRS,
         default=(),
         metavar="KEY=VALUE",
-        help="mpiio: an MPI-IO hint given to every open (cb_nodes=2, romio_cb_write=enable, "
-        "striping_factor=4, ...); repeatable; recorded in the result",
+        help="mpiio, hdf5, netcdf, pnetcdf: an MPI-IO hint given to every open (cb_nodes=2, "
+        "romio_cb_write=enable, ...); repeatable; recorded in the result",
+    )
+    chunk_bytes: int | None = option(
+        "--chunk-size",
+        kind=SIZE,
+        unit="bytes",
+        default=None,
+        help="hdf5, netcdf: a chunked dataset of chunks this size (default: contiguous)",
     )
 
 

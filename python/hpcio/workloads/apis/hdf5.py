@@ -1,0 +1,82 @@
+"""--api hdf5: a file's byte ranges as hyperslabs of one 1-D byte dataset, through parallel
+HDF5 (h5py's mpio driver), as IOR's -a HDF5: independent or collective transfers, a
+contiguous dataset or a chunked one (--chunk-size). The dataset is made without fill values
+(IOR's noFill), so creating it writes no zeros the run would not count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hpcio.workloads.apis.replay import VARIABLE
+
+Error = (OSError, RuntimeError, ValueError)
+
+
+def available() -> str | None:
+    try:
+        import h5py
+    except ImportError:
+        return "--api hdf5 needs h5py built with parallel HDF5 (scripts/setup installs it)"
+    if not h5py.get_config().mpi:
+        return (
+            "--api hdf5: this h5py is built without MPI (no mpio driver); scripts/setup builds "
+            "it against Debian's libhdf5-openmpi-dev"
+        )
+    return None
+
+
+def open_file(
+    path: str, comm: Any, info: Any, *, create: bool, size: int, chunk: int | None,
+    collective: bool,
+) -> Hdf5File:  # fmt: skip
+    import h5py
+
+    handle = h5py.File(path, "w" if create else "r", driver="mpio", comm=comm, info=info)
+    if create:
+        dataset = handle.create_dataset(
+            VARIABLE, (size,), dtype="u1", chunks=(chunk,) if chunk else None, fill_time="never"
+        )
+    else:
+        dataset = handle[VARIABLE]
+    return Hdf5File(handle, dataset, collective)
+
+
+class Hdf5File:
+    def __init__(self, handle: Any, dataset: Any, collective: bool) -> None:
+        import h5py
+
+        self._handle = handle
+        self._id = dataset.id
+        self._space = self._id.get_space()
+        self._transfer = h5py.h5p.create(h5py.h5p.DATASET_XFER)
+        mode = h5py.h5fd.MPIO_COLLECTIVE if collective else h5py.h5fd.MPIO_INDEPENDENT
+        self._transfer.set_dxpl_mpio(mode)
+        self._memory: dict[int, Any] = {}
+
+    def _spaces(self, offset: int, length: int) -> tuple[Any, Any]:
+        import h5py
+
+        memory = self._memory.get(length)
+        if memory is None:
+            memory = self._memory[length] = h5py.h5s.create_simple((length,))
+        self._space.select_hyperslab((offset,), (length,))
+        return memory, self._space
+
+    def write(self, offset: int, data: np.ndarray) -> None:
+        memory, file = self._spaces(offset, len(data))
+        self._id.write(memory, file, data, dxpl=self._transfer)
+
+    def read(self, offset: int, out: np.ndarray) -> None:
+        memory, file = self._spaces(offset, len(out))
+        self._id.read(memory, file, out, dxpl=self._transfer)
+
+    def sync(self) -> None:
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def hints_in_effect(self, hints: tuple[str, ...]) -> str | None:
+        return None  # HDF5 keeps the MPI file to itself: the hints are recorded as asked

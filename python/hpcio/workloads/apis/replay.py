@@ -1,0 +1,132 @@
+"""A rank's engine plan done through a library API (--api mpiio|hdf5|netcdf|pnetcdf).
+
+The plan says which files to open and which transfers to make, in order; here each open,
+write, read, sync and close is the library's call, timed by the Recorder (open, create and
+close inside the phase, as IOR times them). A shared file is opened by every rank together on
+the job's communicator, so the library can aggregate collective calls; a file of a rank's own
+on MPI.COMM_SELF. Payloads are the engine's, so --verify checks every byte read as posix does.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hpcio import _engine
+from hpcio.workloads import apis
+from hpcio.workloads.contract import Context, PythonBody
+from hpcio.workloads.plans import Op, Plan
+
+#: The one variable (or dataset) of a library's file: the file's bytes, as IOR's HDF5 and
+#: NCMPI backends hold them.
+VARIABLE = "data"
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """How the library files of a run are made."""
+
+    api: str
+    #: All ranks open each file together (a shared file); else each rank its own.
+    shared: bool
+    collective: bool
+    hints: tuple[str, ...] = ()
+    #: Bytes of the shared file (all ranks must create it alike); a rank's own files are as
+    #: long as its plan writes in them.
+    shared_bytes: int = 0
+    #: Chunk bytes of the variable (hdf5, netcdf); None: contiguous.
+    chunk_bytes: int | None = None
+
+
+def body(plan: Plan, layout: Layout) -> PythonBody:
+    return PythonBody(functools.partial(_run, plan, layout))
+
+
+def _extents(plan: Plan) -> np.ndarray:
+    """Bytes of each of the plan's files: the end of the last transfer in it."""
+    rows = plan.per_transfer()
+    extents = np.zeros(len(plan.keys), np.uint64)
+    moves = (rows.ops == int(Op.WRITE)) | (rows.ops == int(Op.READ))
+    np.maximum.at(extents, rows.key_index[moves], rows.offsets[moves] + rows.lengths[moves])
+    return extents
+
+
+def _run(plan: Plan, layout: Layout, context: Context) -> None:
+    from mpi4py import MPI
+
+    library = apis.library(layout.api)
+    comm = context.communicator() if layout.shared else MPI.COMM_SELF
+    info = MPI.Info.Create()
+    for pair in layout.hints:
+        key, _, value = pair.partition("=")
+        info.Set(key.strip(), value.strip())
+    run, recorder = context.run, context.recorder
+    rows = plan.per_transfer()
+    extents = None if layout.shared else _extents(plan)
+    buffer = np.empty(max(plan.largest_transfer, 1), np.uint8)
+    files: dict[int, Any] = {}
+    clock = _engine.clock_ns
+    for op, index, offset, length, writer in zip(
+        rows.ops.tolist(), rows.key_index.tolist(), rows.offsets.tolist(),
+        rows.lengths.tolist(), rows.writers.tolist(), strict=True,
+    ):  # fmt: skip
+        key = plan.keys[index]
+        start = clock()
+        try:
+            if op in (Op.OPEN_WRITE, Op.OPEN_READ):
+                size = layout.shared_bytes if extents is None else int(extents[index])
+                files[index] = library.open_file(
+                    context.path(key), comm, info, create=op == Op.OPEN_WRITE, size=size,
+                    chunk=layout.chunk_bytes, collective=layout.collective,
+                )  # fmt: skip
+                recorder.record("open", start, clock())
+                if layout.hints and "mpiio_hints_in_effect" not in context.metrics:
+                    held = files[index].hints_in_effect(layout.hints)
+                    if held is not None:
+                        context.metrics["mpiio_hints_in_effect"] = held
+            elif op == Op.WRITE:
+                data = buffer[:length]
+                _engine.payload_fill(data, run.seed, writer, key, offset)
+                start = clock()  # the payload is made outside the call, as the engine does
+                files[index].write(offset, data)
+                recorder.record("write", start, clock(), length)
+            elif op == Op.READ:
+                data = buffer[:length]
+                files[index].read(offset, data)
+                recorder.record("read", start, clock(), length)
+                if run.verify:
+                    _check(context, key, data, writer, offset)
+            elif op == Op.SYNC:
+                files[index].sync()
+                recorder.record("sync", start, clock())
+            elif op == Op.CLOSE:
+                files.pop(index).close()
+                recorder.record("close", start, clock())
+        except library.Error as e:
+            raise OSError(f"{layout.api} {Op(op).name.lower()} {key}: {e}") from None
+    info.Free()
+
+
+def hints_in_effect(held: Any, hints: Sequence[str]) -> str:
+    """The asked hints as MPI holds them once the file is open ("key=value,..."; "key=?"
+    where it dropped one), so a result says what MPI-IO really used. `held`: an MPI.Info."""
+    found = []
+    for pair in hints:
+        key = pair.partition("=")[0].strip()
+        value = held.Get(key)
+        found.append(f"{key}={value if value is not None else '?'}")
+    return ",".join(found)
+
+
+def _check(context: Context, key: str, data: np.ndarray, writer: int, offset: int) -> None:
+    found = _engine.payload_check(data, context.run.seed, writer, key, offset)
+    if found is not None:
+        at, expected, got = found
+        context.recorder.error(
+            f"verify failed: {key} offset {at}: expected 0x{expected:02x}, found 0x{got:02x} "
+            f"(data of rank {writer})"
+        )
