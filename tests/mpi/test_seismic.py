@@ -17,7 +17,8 @@ LIBRARIES = [("segy",), ("hdf5",), ("hdf5", "--collective"), ("zarr", "--chunk",
 
 
 def run(hpcio, file_url, target_dir, *more, ranks=4):
-    return hpcio("run", "-n", ranks, "--workload", "volume", "--volume", VOLUME,
+    workload = () if "--workload" in more else ("--workload", "volume")
+    return hpcio("run", "-n", ranks, *workload, "--volume", VOLUME,
                  "--target", file_url(target_dir), "-q", *more)  # fmt: skip
 
 
@@ -142,7 +143,7 @@ def test_report_compares_the_libraries_in_one_table(hpcio, file_url, target_dir,
     report = hpcio("report", out)
     assert report.returncode == 0, report.stderr
     assert "### volume segy write" in report.stdout  # the study tables name the library
-    table = report.stdout.split("### libraries: volume create (write phase) and read back")[1]
+    table = report.stdout.split("### libraries: write phase (volume: the create) and read phase")[1]
     rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| volume")]
     assert [r[0] for r in rows] == ["| volume segy", "| volume zarr(blosc)"]
     url = file_url(target_dir)
@@ -152,3 +153,35 @@ def test_report_compares_the_libraries_in_one_table(hpcio, file_url, target_dir,
     assert float(segy[5]) == round(raw_mib, 2)
     assert float(segy[4]) == round((3600 + 50 * 24 * (240 + 160)) / 2**20, 2)
     assert float(rows[1][6]) > 20  # raw/stored: the model compressed
+
+
+@pytest.mark.parametrize("library", ["segy", "hdf5", "zarr"])
+def test_imaging_reads_its_slab_and_shot_then_writes_its_image(
+    hpcio, file_url, target_dir, tmp_path, library
+):
+    out = tmp_path / "r.jsonl"
+    done = run(hpcio, file_url, target_dir, "--workload", "imaging", "--library", library,
+               "--shot-size", "100KiB", "--image-size", "300KiB", "--verify", "-i", 2,
+               "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert [p["phase"] for p in doc["phases"]] == ["read", "write"] * 2
+    trace = SHAPE[2] * 4  # 160 bytes: files are whole traces
+    shot, image = -(-100 * 1024 // trace) * trace, -(-300 * 1024 // trace) * trace
+    for phase in doc["phases"]:
+        raw = np.prod(SHAPE) * 4 + 4 * shot if phase["phase"] == "read" else 4 * image
+        assert phase["metrics"]["raw_bytes"] == raw
+        assert phase["errors"] == 0
+    assert list(target_dir.iterdir()) == []  # volume, shots and images removed
+
+
+def test_imaging_finds_a_changed_shot_file(hpcio, file_url, target_dir):
+    args = ("--workload", "imaging", "--library", "hdf5", "--shot-size", "100KiB",
+            "--image-size", "100KiB")  # fmt: skip
+    done = run(hpcio, file_url, target_dir, *args, "--keep")
+    assert done.returncode == 0, done.stderr
+    flip(target_dir / "hpcio-shot-rank000002.h5", (target_dir / "hpcio-shot-rank000002.h5")
+         .stat().st_size - 3)  # fmt: skip
+    done = run(hpcio, file_url, target_dir, *args, "--phases", "read", "--verify")
+    assert done.returncode == 1
+    assert "rank 2: verify failed: hpcio-shot-rank000002.h5 at trace 639, sample 39" in done.stderr

@@ -105,3 +105,21 @@ def test_the_workload_names_its_own_keys():
         assert registry.is_own_key(key), key
     for key in ("volume.segy", "hpcio-volume.zarr/../x", "hpcio-volume.nc"):
         assert not registry.is_own_key(key) or ".." in key, key
+
+
+def test_imaging_refuses_to_write_without_reading(hpcio, target_dir, file_url, error_line):
+    done = hpcio("run", "--workload", "imaging", "--volume", "64x64x64", "--phases", "write",
+                 "--target", file_url(target_dir))  # fmt: skip
+    assert done.returncode == 2
+    assert error_line(done) == (
+        "hpcio: error: imaging reads, then writes: use --phases read, or no --phases"
+    )
+
+
+def test_imaging_names_its_shot_and_image_files():
+    from hpcio.workloads import registry
+
+    for key in ("hpcio-shot-rank000003.h5", "hpcio-image-rank000000.segy",
+                "hpcio-image-rank000001.zarr/c/4/0"):  # fmt: skip
+        assert registry.is_own_key(key), key
+    assert not registry.is_own_key("hpcio-shot.h5")

@@ -33,7 +33,7 @@ def library_table(docs: Sequence[ResultDocument]) -> str:
     if not groups:
         return ""
     lines = [
-        "### libraries: volume create (write phase) and read back",
+        "### libraries: write phase (volume: the create) and read phase",
         "",
         "| " + " | ".join(_COLUMNS) + " |",
         "| --- | --- | ---: | --- | " + " | ".join("---:" for _ in _COLUMNS[4:]) + " |",
@@ -52,7 +52,8 @@ def library_table(docs: Sequence[ResultDocument]) -> str:
         ]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "MiB/s are of the bytes each call moved: samples, and for SEG-Y writes "
-              "the 240-byte trace headers too; "
+              "the 240-byte trace headers too; imaging writes its image cubes and reads its "
+              "volume slabs and shot files; "
               "Raw/stored above 1 is compression."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
