@@ -35,8 +35,22 @@ def _timed(context: Context, op: str, nbytes: int, call: Callable[..., Any], *ar
     return result
 
 
-def _expected(context: Context, layout: Layout, box: Box) -> np.ndarray:
-    return velocity.block(context.run.params.data, context.run.seed, layout.shape, *box)
+#: The data of a piece: made before the phase (`made_before`), or while laying out.
+Source = Callable[[Box], np.ndarray]
+
+
+def generated(run: Any, layout: Layout) -> Source:
+    """Pieces made as they are asked for (untimed lay-outs)."""
+    return lambda box: velocity.block(run.params.data, run.seed, layout.shape, *box)
+
+
+def made_before(run: Any, layout: Layout, rank: int) -> Source:
+    """Every piece of `rank` made now, before the phase's barrier: the phase then times the
+    library and the storage, not the model (the engine makes its payloads outside its calls
+    alike). It holds the rank's whole slab."""
+    make = generated(run, layout)
+    made = {box: make(box) for box in layout.pieces(rank)}
+    return made.__getitem__
 
 
 def _box_bytes(box: Box) -> int:
@@ -70,7 +84,9 @@ class _Figures:
 # --- zarr -------------------------------------------------------------------------------------
 
 
-def zarr_write(context: Context, layout: Layout, root: str, compression: str) -> None:
+def zarr_write(
+    context: Context, layout: Layout, root: str, compression: str, source: Source
+) -> None:
     import zarr
 
     run, comm = context.run, context.communicator()
@@ -88,7 +104,7 @@ def zarr_write(context: Context, layout: Layout, root: str, compression: str) ->
     context.recorder.record("open", t, _engine.clock_ns())
     pieces = layout.pieces(context.who.rank)
     for box in pieces:
-        data = _expected(context, layout, box)
+        data = source(box)
         (x0, y0, z0), (x1, y1, z1) = box
         _timed(context, "write", data.nbytes, array.__setitem__, np.s_[x0:x1, y0:y1, z0:z1], data)
         figures.add("raw_bytes", data.nbytes)
@@ -101,7 +117,7 @@ def zarr_write(context: Context, layout: Layout, root: str, compression: str) ->
     _count_requests(figures, store)
 
 
-def zarr_read(context: Context, layout: Layout, root: str) -> None:
+def zarr_read(context: Context, layout: Layout, root: str, source: Source) -> None:
     import zarr
 
     run = context.run
@@ -123,7 +139,7 @@ def zarr_read(context: Context, layout: Layout, root: str) -> None:
             continue
         asked += _box_bytes(box)
         if run.verify:
-            _check(context, root, box, _expected(context, layout, box), found)
+            _check(context, root, box, source(box), found)
     _timed(context, "close", 0, store.close)
     figures.add("raw_bytes", asked)
     figures.add("chunks", len(pieces))
@@ -164,7 +180,7 @@ def _fsync(path: str) -> None:
 # --- HDF5 -------------------------------------------------------------------------------------
 
 
-def hdf5_write(context: Context, layout: Layout, key: str) -> None:
+def hdf5_write(context: Context, layout: Layout, key: str, source: Source) -> None:
     import h5py
 
     run, comm = context.run, context.communicator()
@@ -175,7 +191,7 @@ def hdf5_write(context: Context, layout: Layout, key: str) -> None:
     context.recorder.record("open", t, _engine.clock_ns())
     try:
         for box in _padded(layout, context.who.rank):
-            data = None if box is None else _expected(context, layout, box)
+            data = None if box is None else source(box)
             nbytes = 0 if data is None else data.nbytes
             _timed(context, "write", nbytes, _hdf5_io, dataset, box, data, run.params.collective)
             figures.add("raw_bytes", nbytes)
@@ -188,7 +204,7 @@ def hdf5_write(context: Context, layout: Layout, key: str) -> None:
         figures.add("stored_bytes", os.path.getsize(context.path(key)))
 
 
-def hdf5_read(context: Context, layout: Layout, key: str) -> None:
+def hdf5_read(context: Context, layout: Layout, key: str, source: Source) -> None:
     import h5py
 
     run, comm = context.run, context.communicator()
@@ -204,7 +220,7 @@ def hdf5_read(context: Context, layout: Layout, key: str) -> None:
                            run.params.collective)  # fmt: skip
             figures.add("raw_bytes", nbytes)
             if run.verify and box is not None:
-                _check(context, key, box, _expected(context, layout, box), found)
+                _check(context, key, box, source(box), found)
     finally:
         _timed(context, "close", 0, f.close)
     if context.who.rank == 0:
@@ -252,7 +268,7 @@ def segy_file_bytes(shape: tuple[int, int, int]) -> int:
     return TEXT_AND_BINARY_HEADER_BYTES + nx * ny * trace
 
 
-def segy_write(context: Context, layout: Layout, key: str) -> None:
+def segy_write(context: Context, layout: Layout, key: str, source: Source) -> None:
     import segyio
 
     run, comm = context.run, context.communicator()
@@ -279,7 +295,7 @@ def segy_write(context: Context, layout: Layout, key: str) -> None:
     context.recorder.record("open", t, _engine.clock_ns())
     try:
         for box in layout.pieces(context.who.rank):
-            data = _expected(context, layout, box)
+            data = source(box)
             (x0, _, _), (x1, _, _) = box
             traces = data.reshape(-1, nz)
             headers = [_trace_header(segyio, x, y, ny, nz) for x in range(x0, x1)
@@ -316,7 +332,7 @@ def _write_traces(f: Any, first: int, headers: list[dict[Any, int]], traces: np.
         f.trace[first + offset] = traces[offset]
 
 
-def segy_read(context: Context, layout: Layout, key: str) -> None:
+def segy_read(context: Context, layout: Layout, key: str, source: Source) -> None:
     import segyio
 
     run = context.run
@@ -334,7 +350,7 @@ def segy_read(context: Context, layout: Layout, key: str) -> None:
             figures.add("raw_bytes", (last - first) * nz * velocity.SAMPLE_BYTES)
             if run.verify:
                 found = np.asarray(traces).reshape(x1 - x0, ny, nz)
-                _check(context, key, box, _expected(context, layout, box), found)
+                _check(context, key, box, source(box), found)
                 _check_headers(context, f, segyio, key, x0, x1, ny)
     finally:
         _timed(context, "close", 0, f.close)

@@ -30,17 +30,24 @@ def block(
     data: str, seed: int, shape: tuple[int, int, int], start: tuple[int, ...], stop: tuple[int, ...]
 ) -> np.ndarray:
     """The box start..stop of the volume (a chunk), float32."""
-    planes = slab(data, seed, shape, start[0], stop[0])
+    if data == "random":
+        planes = _noise(seed, shape, start[0], stop[0])
+    else:
+        planes = _layered(seed, shape, start[0], stop[0], start[1], stop[1])
+        return np.ascontiguousarray(planes[:, :, start[2] : stop[2]])
     return np.ascontiguousarray(planes[:, start[1] : stop[1], start[2] : stop[2]])
 
 
-def _layered(seed: int, shape: tuple[int, int, int], x0: int, x1: int) -> np.ndarray:
+def _layered(
+    seed: int, shape: tuple[int, int, int], x0: int, x1: int, y0: int = 0, y1: int | None = None
+) -> np.ndarray:
     nx, ny, nz = shape
+    y1 = ny if y1 is None else y1
     rng = np.random.default_rng([seed, 0x5E15])
     x = (np.arange(x0, x1, dtype=np.float64) / max(nx, 1))[:, None]
-    y = (np.arange(ny, dtype=np.float64) / max(ny, 1))[None, :]
+    y = (np.arange(y0, y1, dtype=np.float64) / max(ny, 1))[None, :]
     depth = np.arange(nz, dtype=np.float32)
-    velocity = np.full((x1 - x0, ny, nz), V_MIN, np.float32)
+    velocity = np.full((x1 - x0, y1 - y0, nz), V_MIN, np.float32)
     steps = np.diff(np.linspace(V_MIN, V_MAX, LAYERS + 1)).astype(np.float32)
     for layer in range(1, LAYERS + 1):
         dip_x, dip_y = rng.uniform(-0.04, 0.04, 2)

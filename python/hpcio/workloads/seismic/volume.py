@@ -4,6 +4,7 @@ own slab along x, then read their slabs back (--verify compares them with the mo
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -149,32 +150,58 @@ def volume_bytes(run: RunSpec) -> int:
     return segy_file_bytes(grid.shape) if run.params.library == "segy" else grid.raw_bytes
 
 
-def write_volume(context: Context) -> None:
+def write_volume(context: Context, source: Any = None) -> None:
+    """The volume's write; `source`: its pieces (None: made as they are written)."""
     from hpcio.workloads.seismic import libraries
 
     run = context.run
     p, grid, root = run.params, layout_of(run), VOLUME_KEYS[run.params.library]
+    source = source or libraries.generated(run, grid)
     if p.library == "zarr":
         with stores.store_errors():
-            libraries.zarr_write(context, grid, root, p.compression)
+            libraries.zarr_write(context, grid, root, p.compression, source)
     elif p.library == "hdf5":
-        libraries.hdf5_write(context, grid, root)
+        libraries.hdf5_write(context, grid, root, source)
     else:
-        libraries.segy_write(context, grid, root)
+        libraries.segy_write(context, grid, root, source)
 
 
-def read_volume(context: Context) -> None:
+def read_volume(context: Context, source: Any = None) -> None:
+    """The volume's read; `source`: the pieces --verify compares with."""
     from hpcio.workloads.seismic import libraries
 
     run = context.run
     p, grid, root = run.params, layout_of(run), VOLUME_KEYS[run.params.library]
+    source = source or libraries.generated(run, grid)
     if p.library == "zarr":
         with stores.store_errors():
-            libraries.zarr_read(context, grid, root)
+            libraries.zarr_read(context, grid, root, source)
     elif p.library == "hdf5":
-        libraries.hdf5_read(context, grid, root)
+        libraries.hdf5_read(context, grid, root, source)
     else:
-        libraries.segy_read(context, grid, root)
+        libraries.segy_read(context, grid, root, source)
+
+
+def volume_body(run: RunSpec, phase: Phase, who: RankInfo) -> PythonBody:
+    """The phase's body, with the rank's pieces made now, untimed (a read without --verify
+    needs none)."""
+    from hpcio.workloads.seismic import libraries
+
+    if phase is Phase.READ and not run.verify:
+        return PythonBody(read_volume)
+    source = libraries.made_before(run, layout_of(run), who.rank)
+    call = write_volume if phase is Phase.WRITE else read_volume
+    return PythonBody(functools.partial(call, source=source))
+
+
+def slab_memory(run: RunSpec, ranks_per_node: int, lower: str) -> MemoryNeed:
+    """A rank holds its whole slab, made before the phase, and a piece read back."""
+    grid = layout_of(run)
+    slab = -(-grid.raw_bytes // run.ranks)
+    piece = grid.chunk[0] * grid.chunk[1] * grid.chunk[2] * SAMPLE_BYTES
+    return MemoryNeed(ranks_per_node * (slab + 2 * piece),
+                      f"{ranks_per_node} rank(s) x (a slab of {format_bytes(slab)} + 2 pieces "
+                      f"of {format_bytes(piece)})", lower)  # fmt: skip
 
 
 def reduce_library_metrics(per_rank: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -210,7 +237,7 @@ class Volume(Workload):
         check(run, self.name)
 
     def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
-        return PythonBody(write_volume if phase is Phase.WRITE else read_volume)
+        return volume_body(run, phase, who)
 
     def keys(self, run: RunSpec) -> list[str]:
         return volume_keys(run)
@@ -233,13 +260,7 @@ class Volume(Workload):
         return volume_bytes(run)
 
     def memory(self, run: RunSpec, ranks_per_node: int) -> MemoryNeed:
-        grid = layout_of(run)
-        piece = grid.chunk[0] * grid.chunk[1] * grid.chunk[2] * SAMPLE_BYTES
-        # The piece, the model's temporaries while making it, and a read's copy to compare.
-        need = 3 * piece
-        return MemoryNeed(ranks_per_node * need,
-                          f"{ranks_per_node} rank(s) x 3 pieces of {format_bytes(piece)}",
-                          self.lower["buffers"])  # fmt: skip
+        return slab_memory(run, ranks_per_node, self.lower["buffers"])
 
     def cache_facts(self, run: RunSpec) -> CacheFacts:
         # Each rank reads back the slab it wrote: on one node, from the page cache unless
