@@ -73,3 +73,27 @@ def test_a_run_removes_its_chunks(hpcio, server):
     done = hpcio("run", "-n", 2, *ARGS, "--target", server.url("gone"), "-q", env=server.env)
     assert done.returncode == 0, done.stderr
     assert listed(server, "gone") == []
+
+
+def test_zarr_reads_and_verifies_on_gcs(hpcio, gcs_server, tmp_path):
+    """fake-gcs-server refuses object_store's writes (see test_gcs.py): the array is written
+    locally by zarr, uploaded through the server's JSON API, then read by 4 ranks."""
+    import zarr
+    from zarr.codecs import BloscCodec
+
+    local = tmp_path / "hpcio-volume.zarr"
+    array = zarr.create_array(str(local), shape=SHAPE, chunks=(10, 8, 50), dtype="float32",
+                              compressors=BloscCodec(cname="zstd", clevel=5, shuffle="shuffle"),
+                              fill_value=0.0)  # fmt: skip
+    array[...] = velocity.slab("velocity", 1, SHAPE, 0, SHAPE[0])
+    for path in sorted(p for p in local.rglob("*") if p.is_file()):
+        gcs_server.upload(f"zr/{path.relative_to(tmp_path)}", path.read_bytes())
+    out = tmp_path / "r.jsonl"
+    done = hpcio("run", "-n", 4, *ARGS, "--compression", "blosc", "--phases", "read", "--keep",
+                 "--verify", "--target", gcs_server.url("zr"), "-o", out, "-q",
+                 env=gcs_server.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (read,) = json.loads(out.read_text())["phases"]
+    assert read["metrics"]["chunks"] == 8
+    assert read["metrics"]["requests_get"] >= 8
+    assert read["errors"] == 0
