@@ -35,6 +35,7 @@ from hpcio.workloads.contract import (
 )
 from hpcio.workloads.seismic import stores, velocity
 from hpcio.workloads.seismic import volume as volumes
+from hpcio.workloads.seismic.libraries import compressors, timed
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
@@ -157,7 +158,7 @@ class Imaging(Workload):
         return f"the volume and {run.ranks} rank(s) x (shot + image)"
 
     def reduce_metrics(self, per_rank: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        return volumes.reduce_library_metrics(per_rank)
+        return volumes.with_ratios(super().reduce_metrics(per_rank))
 
     def label(self, settings: dict[str, Any]) -> str:
         return volumes.library_label(self.name, settings)
@@ -203,13 +204,6 @@ def _write_image(context: Context, data: np.ndarray) -> None:
     _write_file(context, key, data)
 
 
-def _timed(context: Context, op: str, nbytes: int, call: Any, *args: Any) -> Any:
-    t = _engine.clock_ns()
-    result = call(*args)
-    context.recorder.record(op, t, _engine.clock_ns(), nbytes)
-    return result
-
-
 def _write_file(context: Context, key: str, data: np.ndarray) -> None:
     """`data` (traces x samples) as this rank's own file through the run's library."""
     run = context.run
@@ -219,18 +213,16 @@ def _write_file(context: Context, key: str, data: np.ndarray) -> None:
     if library == "zarr":
         import zarr
 
-        from hpcio.workloads.seismic.libraries import _compressors
-
         with stores.store_errors():
             store = stores.zarr_store(run.target, key)
             array = zarr.create_array(
                 store, shape=data.shape, chunks=(_chunk_traces(run, traces), nz),
-                dtype="float32", compressors=_compressors(run.params.compression),
+                dtype="float32", compressors=compressors(run.params.compression),
                 fill_value=0.0, overwrite=True, config={"write_empty_chunks": True},
             )  # fmt: skip
             context.recorder.record("open", t, _engine.clock_ns())
-            _timed(context, "write", data.nbytes, array.__setitem__, slice(None), data)
-            _timed(context, "close", 0, store.close)
+            timed(context, "write", data.nbytes, array.__setitem__, slice(None), data)
+            timed(context, "close", 0, store.close)
             context.metrics["stored_bytes"] = context.metrics.get("stored_bytes", 0) + (
                 store.put_bytes
             )
@@ -239,8 +231,8 @@ def _write_file(context: Context, key: str, data: np.ndarray) -> None:
 
         f = h5py.File(context.path(key), "w")
         context.recorder.record("open", t, _engine.clock_ns())
-        _timed(context, "write", data.nbytes, _hdf5_dataset, f, data)
-        _timed(context, "close", 0, f.close)
+        timed(context, "write", data.nbytes, _hdf5_dataset, f, data)
+        timed(context, "close", 0, f.close)
     else:
         import segyio
 
@@ -249,8 +241,8 @@ def _write_file(context: Context, key: str, data: np.ndarray) -> None:
         f = segyio.create(context.path(key), spec)
         context.recorder.record("open", t, _engine.clock_ns())
         nbytes = data.nbytes + traces * 240
-        _timed(context, "write", nbytes, _segy_traces, f, segyio, data)
-        _timed(context, "close", 0, f.close)
+        timed(context, "write", nbytes, _segy_traces, f, segyio, data)
+        timed(context, "close", 0, f.close)
     if library != "zarr":
         stored = context.metrics.get("stored_bytes", 0) + os.path.getsize(context.path(key))
         context.metrics["stored_bytes"] = stored
@@ -280,11 +272,11 @@ def _read_file(context: Context, key: str, shape: tuple[int, int]) -> np.ndarray
             array = zarr.open_array(store, mode="r")
             context.recorder.record("open", t, _engine.clock_ns())
             try:
-                found = _timed(context, "read", nbytes, array.__getitem__, slice(None))
+                found = timed(context, "read", nbytes, array.__getitem__, slice(None))
             except (ValueError, RuntimeError, TypeError) as e:
                 context.recorder.error(f"{key}: cannot decode: {e}")
                 found = None
-            _timed(context, "close", 0, store.close)
+            timed(context, "close", 0, store.close)
             context.metrics["fetched_bytes"] = (
                 context.metrics.get("fetched_bytes", 0) + store.fetched_bytes
             )
@@ -293,14 +285,14 @@ def _read_file(context: Context, key: str, shape: tuple[int, int]) -> np.ndarray
 
         f = h5py.File(context.path(key), "r")
         context.recorder.record("open", t, _engine.clock_ns())
-        found = _timed(context, "read", nbytes, f["traces"].__getitem__, slice(None))
-        _timed(context, "close", 0, f.close)
+        found = timed(context, "read", nbytes, f["traces"].__getitem__, slice(None))
+        timed(context, "close", 0, f.close)
     else:
         import segyio
 
         f = segyio.open(context.path(key), "r", ignore_geometry=True)
         context.recorder.record("open", t, _engine.clock_ns())
-        found = _timed(context, "read", nbytes, f.trace.raw.__getitem__, slice(None))
-        _timed(context, "close", 0, f.close)
+        found = timed(context, "read", nbytes, f.trace.raw.__getitem__, slice(None))
+        timed(context, "close", 0, f.close)
     context.metrics["raw_bytes"] = context.metrics.get("raw_bytes", 0) + nbytes
     return found

@@ -27,7 +27,7 @@ TEXT_AND_BINARY_HEADER_BYTES = 3600
 SAMPLE_INTERVAL_US = 4000
 
 
-def _timed(context: Context, op: str, nbytes: int, call: Callable[..., Any], *args: Any) -> Any:
+def timed(context: Context, op: str, nbytes: int, call: Callable[..., Any], *args: Any) -> Any:
     """call(*args), timed as one `op` of `nbytes`."""
     t = _engine.clock_ns()
     result = call(*args)
@@ -96,7 +96,7 @@ def zarr_write(
     if context.who.rank == 0:
         zarr.create_array(
             store, shape=layout.shape, chunks=layout.chunk, dtype="float32",
-            compressors=_compressors(compression), fill_value=0.0, overwrite=True,
+            compressors=compressors(compression), fill_value=0.0, overwrite=True,
             config={"write_empty_chunks": True},
         )  # fmt: skip
     comm.Barrier()
@@ -106,12 +106,12 @@ def zarr_write(
     for box in pieces:
         data = source(box)
         (x0, y0, z0), (x1, y1, z1) = box
-        _timed(context, "write", data.nbytes, array.__setitem__, np.s_[x0:x1, y0:y1, z0:z1], data)
+        timed(context, "write", data.nbytes, array.__setitem__, np.s_[x0:x1, y0:y1, z0:z1], data)
         figures.add("raw_bytes", data.nbytes)
     if run.fsync and not run.target.is_object_store:
         for box in pieces:
-            _timed(context, "sync", 0, _fsync, _chunk_path(run, root, layout, box))
-    _timed(context, "close", 0, store.close)
+            timed(context, "sync", 0, _fsync, _chunk_path(run, root, layout, box))
+    timed(context, "close", 0, store.close)
     figures.add("chunks", len(pieces))
     figures.add("stored_bytes", store.put_bytes)
     _count_requests(figures, store)
@@ -132,7 +132,7 @@ def zarr_read(context: Context, layout: Layout, root: str, source: Source) -> No
         (x0, y0, z0), (x1, y1, z1) = box
         try:
             selection = np.s_[x0:x1, y0:y1, z0:z1]
-            found = _timed(context, "read", _box_bytes(box), array.__getitem__, selection)
+            found = timed(context, "read", _box_bytes(box), array.__getitem__, selection)
         except (ValueError, RuntimeError, TypeError) as e:
             # A chunk the codec cannot decode (a changed byte in compressed data) is bad data.
             context.recorder.error(f"{root} chunk at x={x0}, y={y0}, z={z0}: cannot decode: {e}")
@@ -140,14 +140,14 @@ def zarr_read(context: Context, layout: Layout, root: str, source: Source) -> No
         asked += _box_bytes(box)
         if run.verify:
             _check(context, root, box, source(box), found)
-    _timed(context, "close", 0, store.close)
+    timed(context, "close", 0, store.close)
     figures.add("raw_bytes", asked)
     figures.add("chunks", len(pieces))
     figures.add("fetched_bytes", store.fetched_bytes)
     _count_requests(figures, store)
 
 
-def _compressors(compression: str) -> Any:
+def compressors(compression: str) -> Any:
     if compression == "none":
         return None
     from zarr.codecs import BloscCodec
@@ -193,12 +193,12 @@ def hdf5_write(context: Context, layout: Layout, key: str, source: Source) -> No
         for box in _padded(layout, context.who.rank):
             data = None if box is None else source(box)
             nbytes = 0 if data is None else data.nbytes
-            _timed(context, "write", nbytes, _hdf5_io, dataset, box, data, run.params.collective)
+            timed(context, "write", nbytes, _hdf5_io, dataset, box, data, run.params.collective)
             figures.add("raw_bytes", nbytes)
         if run.fsync:
-            _timed(context, "sync", 0, f.flush)
+            timed(context, "sync", 0, f.flush)
     finally:
-        _timed(context, "close", 0, f.close)
+        timed(context, "close", 0, f.close)
     if context.who.rank == 0:
         figures.add("files", 1)
         figures.add("stored_bytes", os.path.getsize(context.path(key)))
@@ -216,13 +216,13 @@ def hdf5_read(context: Context, layout: Layout, key: str, source: Source) -> Non
     try:
         for box in _padded(layout, context.who.rank):
             nbytes = 0 if box is None else _box_bytes(box)
-            found = _timed(context, "read", nbytes, _hdf5_io, dataset, box, None,
+            found = timed(context, "read", nbytes, _hdf5_io, dataset, box, None,
                            run.params.collective)  # fmt: skip
             figures.add("raw_bytes", nbytes)
             if run.verify and box is not None:
                 _check(context, key, box, source(box), found)
     finally:
-        _timed(context, "close", 0, f.close)
+        timed(context, "close", 0, f.close)
     if context.who.rank == 0:
         figures.add("files", 1)
 
@@ -301,12 +301,12 @@ def segy_write(context: Context, layout: Layout, key: str, source: Source) -> No
             headers = [_trace_header(segyio, x, y, ny, nz) for x in range(x0, x1)
                        for y in range(ny)]  # fmt: skip
             nbytes = len(headers) * TRACE_HEADER_BYTES + data.nbytes
-            _timed(context, "write", nbytes, _write_traces, f, x0 * ny, headers, traces)
+            timed(context, "write", nbytes, _write_traces, f, x0 * ny, headers, traces)
             figures.add("raw_bytes", data.nbytes)
         if run.fsync:
-            _timed(context, "sync", 0, _flush_and_fsync, f, path)
+            timed(context, "sync", 0, _flush_and_fsync, f, path)
     finally:
-        _timed(context, "close", 0, f.close)
+        timed(context, "close", 0, f.close)
     comm.Barrier()  # every rank's traces are in before the size is taken
     if context.who.rank == 0:
         figures.add("files", 1)
@@ -346,14 +346,14 @@ def segy_read(context: Context, layout: Layout, key: str, source: Source) -> Non
             (x0, _, _), (x1, _, _) = box
             first, last = x0 * ny, x1 * ny
             nbytes = (last - first) * nz * velocity.SAMPLE_BYTES
-            traces = _timed(context, "read", nbytes, f.trace.raw.__getitem__, slice(first, last))
+            traces = timed(context, "read", nbytes, f.trace.raw.__getitem__, slice(first, last))
             figures.add("raw_bytes", (last - first) * nz * velocity.SAMPLE_BYTES)
             if run.verify:
                 found = np.asarray(traces).reshape(x1 - x0, ny, nz)
                 _check(context, key, box, source(box), found)
                 _check_headers(context, f, segyio, key, x0, x1, ny)
     finally:
-        _timed(context, "close", 0, f.close)
+        timed(context, "close", 0, f.close)
     if context.who.rank == 0:
         figures.add("files", 1)
 

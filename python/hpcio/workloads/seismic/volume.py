@@ -204,9 +204,8 @@ def slab_memory(run: RunSpec, ranks_per_node: int, lower: str) -> MemoryNeed:
                       f"of {format_bytes(piece)})", lower)  # fmt: skip
 
 
-def reduce_library_metrics(per_rank: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Counts summed over ranks; the ratios made from the sums."""
-    total = Workload.reduce_metrics(Workload(), per_rank)
+def with_ratios(total: dict[str, Any]) -> dict[str, Any]:
+    """The metrics summed over ranks, with the ratios made from the sums."""
     if total.get("stored_bytes"):
         total["compression_ratio"] = round(total["raw_bytes"] / total["stored_bytes"], 3)
     if total.get("raw_bytes") and "fetched_bytes" in total:
@@ -282,7 +281,7 @@ class Volume(Workload):
         return f"a {shape_text(run.params.volume)} float32 volume"
 
     def reduce_metrics(self, per_rank: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        return reduce_library_metrics(per_rank)
+        return with_ratios(super().reduce_metrics(per_rank))
 
     def label(self, settings: dict[str, Any]) -> str:
         return library_label(self.name, settings)
