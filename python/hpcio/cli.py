@@ -22,6 +22,7 @@ COMMANDS = {
     "clean": "hpcio.commands.clean",
     "compare": "hpcio.commands.compare",
     "profile": "hpcio.commands.profile",
+    "env": "hpcio.commands.env",
 }
 
 

@@ -60,8 +60,8 @@ def test_mpiio_verify_finds_a_changed_byte(hpcio, file_url, target_dir):
     [
         ("mfmw", ("--collective",),
          "--collective is for --api mpiio, hdf5, netcdf or pnetcdf; posix calls are independent"),
-        ("sfsw", ("--api", "mpiio"), "--api mpiio is for sfmw, mfmw, sfmr and mfmr: sfsw's "
-         "collector writes through the engine"),
+        ("sfsw", ("--api", "mpiio", "--collective"), "--collective: in sfsw rank 0 alone opens "
+         "the file and calls the library; collective calls need every rank (use sfmw)"),
         ("mfmw", ("--api", "mpiio", "--duration", "1s"),
          "--duration is for --api posix, not mpiio"),
     ],

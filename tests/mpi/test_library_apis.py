@@ -23,8 +23,9 @@ def run(hpcio, url, pattern, *more, ranks=4):
 @pytest.mark.parametrize("api", ["hdf5", "netcdf", "pnetcdf"])
 @pytest.mark.parametrize(
     ("pattern", "collective"),
-    [("sfmw", True), ("sfmw", False), ("mfmw", False), ("sfmr", True), ("mfmr", True)],
-)
+    [("sfmw", True), ("sfmw", False), ("mfmw", False), ("sfmr", True), ("mfmr", True),
+     ("sfsw", False)],
+)  # fmt: skip
 def test_every_pattern_through_each_library(hpcio, file_url, target_dir, tmp_path,
                                             read_documents, api, pattern, collective):  # fmt: skip
     out = tmp_path / "r.jsonl"
@@ -36,8 +37,12 @@ def test_every_pattern_through_each_library(hpcio, file_url, target_dir, tmp_pat
     for phase in doc["phases"]:
         moved = 4 * MiB * (4 if pattern == "sfmr" else 1)  # sfmr: every rank reads the file
         assert (phase["bytes_total"], phase["errors"]) == (moved, 0)
-        assert phase["requests"][phase["phase"]] == moved // (256 << 10)
-        assert phase["requests"]["open"] == phase["requests"]["close"] == 4
+        if pattern == "sfsw":  # rank 0 alone, a call per gathered piece (a rank's 1 MiB)
+            assert phase["requests"][phase["phase"]] == 4
+            assert phase["requests"]["open"] == phase["requests"]["close"] == 1
+        else:
+            assert phase["requests"][phase["phase"]] == moved // (256 << 10)
+            assert phase["requests"]["open"] == phase["requests"]["close"] == 4
     assert list(target_dir.iterdir()) == []
 
 
@@ -55,16 +60,19 @@ def _variable(api, path):
         return np.asarray(f.variables["data"][...])
 
 
+@pytest.mark.parametrize("pattern", ["sfmw", "sfsw"])
 @pytest.mark.parametrize("api", ["hdf5", "netcdf", "pnetcdf"])
-def test_an_independent_reader_finds_every_rank_s_bytes(hpcio, file_url, target_dir, api):
-    done = run(hpcio, file_url(target_dir), "sfmw", "--api", api, "--collective", "--keep",
-               "--fsync", "--phases", "write", "--seed", "7")  # fmt: skip
+def test_an_independent_reader_finds_every_rank_s_bytes(hpcio, file_url, target_dir, api,
+                                                        pattern):  # fmt: skip
+    key = {"sfmw": SHARED, "sfsw": "hpcio-single.dat"}[pattern]
+    done = run(hpcio, file_url(target_dir), pattern, "--api", api, "--keep", "--fsync",
+               "--phases", "write", "--seed", "7")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    data = _variable(api, target_dir / SHARED)
+    data = _variable(api, target_dir / key)
     assert data.dtype == np.uint8 and data.shape == (4 * MiB,)
     for rank in range(4):
         block = np.ascontiguousarray(data[rank * MiB : (rank + 1) * MiB])
-        assert _engine.payload_check(block, 7, rank, SHARED, rank * MiB) is None
+        assert _engine.payload_check(block, 7, rank, key, rank * MiB) is None
 
 
 @pytest.mark.skipif(shutil.which("ncdump") is None, reason="ncdump (netcdf-bin) not installed")

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 from hpcio.commands import options
 from hpcio.commands.run import (
     add_common_arguments,
+    add_dry_run_argument,
     add_output_arguments,
     check_output,
     common_settings,
+    dry_run,
     store_options,
     typed_options,
 )
@@ -68,6 +70,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--plots", metavar="DIR", help="iozone: write the heat maps as DIR/iozone.png and .svg"
     )
     add_output_arguments(p, "print only the tables")
+    add_dry_run_argument(p)
     options.once_each(p, keep=("store_option",))
 
 
@@ -168,6 +171,8 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.ranks is not None and args.ranks < 1:
         raise SpecError(f"-n must be at least 1, got {args.ranks}")
     todo = specs(args, args.ranks or 1)
+    if args.dry_run:
+        return dry_run("profile", todo)
     check_output(args.output)
     return launch_or_join(
         todo, argv, lambda world, specs: _execute(world, args, specs), args.ranks, args.output

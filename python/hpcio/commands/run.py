@@ -98,8 +98,14 @@ def add_common_arguments(
     spec_options.add_arguments(p, declared, skip=skip)
 
 
-def add_output_arguments(p: argparse.ArgumentParser, quiet_help: str) -> None:
-    p.add_argument("-o", "--output", help="append result documents (JSON Lines) to this file")
+def add_output_arguments(
+    p: argparse.ArgumentParser, quiet_help: str, output_help: str = ""
+) -> None:
+    p.add_argument(
+        "-o",
+        "--output",
+        help=output_help or "append result documents (JSON Lines) to this file",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
 
 
@@ -117,8 +123,21 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
         which.add_argument("--workload", help=f"another workload: {others}")
         add_common_arguments(p)
         spec_options.add_arguments(p, workload_options())
-    add_output_arguments(p, "print only the summary")
+    output_help = (
+        "required (but with --dry-run): append result documents (JSON Lines) to this file; "
+        "a sweep run again resumes from it"
+        if sweep
+        else ""
+    )
+    add_output_arguments(p, "print only the summary", output_help)
+    add_dry_run_argument(p)
     options.once_each(p, keep=("store_option",))
+
+
+def add_dry_run_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dry-run", action="store_true",
+                   help="print what would run (ranks, files or objects, bytes and transfers per "
+                   "phase, memory, space) and exit without moving a byte")  # fmt: skip
 
 
 def typed_options(args: argparse.Namespace) -> set[str]:
@@ -206,13 +225,25 @@ def check_output(path: str | None) -> None:
 def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.ranks is not None and args.ranks < 1:
         raise SpecError(f"-n must be at least 1, got {args.ranks}")
+    specs = _specs(args, args.ranks or 1)  # validates options before anything starts
+    if args.dry_run:
+        return dry_run(args.command, specs)
     if args.command == "sweep" and not args.output:
         raise SpecError("sweep needs -o FILE: it appends there and resumes from it")
-    specs = _specs(args, args.ranks or 1)  # validates options before anything starts
     check_output(args.output)
     return launch.launch_or_join(
         specs, argv, lambda world, todo: _execute(world, args, todo), args.ranks, args.output
     )
+
+
+def dry_run(command: str, specs: Sequence[RunSpec]) -> int:
+    from hpcio.runner import preview
+
+    print(f"hpcio {command} --dry-run: {len(specs)} run(s); nothing is written")
+    for spec in specs:
+        for line in preview.lines(spec):
+            print(line)
+    return 0
 
 
 def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:

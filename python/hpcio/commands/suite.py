@@ -46,7 +46,9 @@ def _common(parser: argparse.ArgumentParser, *, output_required: bool = True) ->
         "-o",
         "--output",
         required=output_required,
-        help="results file (JSON Lines): documents are appended, points already there skipped",
+        help="results file (JSON Lines): documents are appended, points already there skipped"
+        if output_required
+        else "a results file (read only): mark the points it already holds as done",
     )
     parser.add_argument(
         "--target",

@@ -165,6 +165,11 @@ class ResultDocument:
     #: unknown, as in documents written before the field existed. Ranks per node above it
     #: share cores, which slows what the figures measure.
     cores_per_node: int | None = None
+    #: What measured: hpcio (version, git commit), its engine build, Python, the MPI library
+    #: and the I/O libraries' versions (runner/machine.py); None in older documents.
+    software: dict[str, Any] | None = None
+    #: The command that made the run, --store-option values hidden; None in older documents.
+    command_line: tuple[str, ...] | None = None
 
     @property
     def workload(self) -> str:

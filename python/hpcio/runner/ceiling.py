@@ -31,7 +31,8 @@ class Ceiling:
 
 def ceiling(path: str, sys_root: str = "/sys", mountinfo: str = "/proc/self/mountinfo") -> Ceiling:
     """What limits reads of `path` on this node (bytes_per_s None when nothing known does)."""
-    fs_type, source = _mount_of(path, mountinfo)
+    mount = mount_of(path, mountinfo)
+    fs_type, source = mount.fs_type, mount.source
     if fs_type in _RAM_FS:
         return Ceiling(None, f"the target is on {fs_type}, in RAM", in_ram=True)
     if fs_type in _NETWORK_FS or (fs_type.startswith("fuse.") and ":" in source):
@@ -46,22 +47,35 @@ def ceiling(path: str, sys_root: str = "/sys", mountinfo: str = "/proc/self/moun
 
 def file_system_type(path: str, mountinfo: str = "/proc/self/mountinfo") -> str:
     """The type of the file system holding `path` ("ext4", "proc"), or "" if unknown."""
-    return _mount_of(path, mountinfo)[0]
+    return mount_of(path, mountinfo).fs_type
 
 
-def _mount_of(path: str, mountinfo: str) -> tuple[str, str]:
-    """(file system type, source) of the mount holding `path`: the longest matching mount point."""
-    best, found = "", ("", "")
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """The mount holding a path, as /proc/self/mountinfo says ("" where unknown)."""
+
+    point: str = ""
+    fs_type: str = ""
+    source: str = ""
+    #: The mount's own options and the file system's ("rw,relatime" + "rw,stripe=4").
+    options: str = ""
+
+
+def mount_of(path: str, mountinfo: str = "/proc/self/mountinfo") -> Mount:
+    """The mount holding `path`: the longest matching mount point."""
+    found = Mount()
     real = os.path.realpath(path)
     try:
         with open(mountinfo, encoding="utf-8") as lines:
             for line in lines:
                 left, _, right = line.partition(" - ")
-                point = left.split()[4].replace("\\040", " ")
-                fs_type, source = [*right.split(), "", ""][:2]
+                fields = left.split()
+                point = fields[4].replace("\\040", " ")
+                fs_type, source, super_options = [*right.split(), "", "", ""][:3]
                 inside = real == point or real.startswith(point.rstrip("/") + "/")
-                if inside and len(point) >= len(best):
-                    best, found = point, (fs_type, source)
+                if inside and len(point) >= len(found.point):
+                    options = ",".join(o for o in (fields[5], super_options) if o)
+                    found = Mount(point, fs_type, source, options)
     except OSError:
         pass
     return found

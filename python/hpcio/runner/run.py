@@ -6,13 +6,14 @@ import contextlib
 import dataclasses
 import datetime
 import os
+import sys
 from collections.abc import Callable
 
 import hpcio
 from hpcio import _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
-from hpcio.runner import ceiling, interrupts, journal, lock, resources
+from hpcio.runner import ceiling, interrupts, journal, lock, machine, resources
 from hpcio.runner.aggregate import phase_figures, summarize
 from hpcio.runner.cleanup import remove_empty_directories, written_keys
 from hpcio.runner.pagecache import (
@@ -133,6 +134,8 @@ def execute(
     version = hpcio.__version__  # before the phases: its first lookup imports importlib.metadata
     topo = topology(world)
     cores = resources.cores_per_node(world)
+    about = machine.software(probe=False) if world.rank == 0 else None
+    command = ("hpcio", *machine.command_line(sys.argv[1:]))
     problem: HpcioError | None = None
     if world.rank == 0:
         try:
@@ -171,6 +174,8 @@ def execute(
             nodes=topo.nodes,
             ranks_per_node=topo.ranks_per_node,
             cores_per_node=cores,
+            software=about,
+            command_line=command,
             run=run.to_dict(),
             cache=cache,
             phases=tuple(figures),

@@ -132,9 +132,15 @@ def add_arguments(
                 extra["choices"] = opt.kind.choices
             if opt.kind.cli_type is not None:
                 extra["type"] = opt.kind.cli_type
-            if opt.metavar:
-                extra["metavar"] = opt.metavar
+            metavar = opt.metavar or _METAVARS.get(opt.kind.name)
+            if metavar:
+                extra["metavar"] = metavar
         parser.add_argument(*opt.names, **extra)
+
+
+#: What a value of each kind looks like in help ("--transfer SIZE", not TRANSFER_BYTES).
+_METAVARS = {"size": "SIZE", "positive whole number": "N", "whole number": "N",
+             "duration": "TIME"}  # fmt: skip
 
 
 def _help(opt: Option) -> str:

@@ -10,7 +10,7 @@ on MPI.COMM_SELF. Payloads are the engine's, so --verify checks every byte read 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,12 +46,42 @@ def body(plan: Plan, layout: Layout) -> PythonBody:
     return PythonBody(functools.partial(_run, plan, layout))
 
 
+#: Bytes per transfer of a plan expanded into one row per transfer (Plan.per_transfer's seven
+#: columns), which a shuffled plan needs to replay the engine's order.
+EXPANDED_BYTES_PER_TRANSFER = 41
+_SLICE = 1 << 16
+
+
+def operations(plan: Plan) -> Iterator[tuple[int, int, int, int, int]]:
+    """(op, key index, offset, length, writer) of every operation, in order. An ordered plan is
+    expanded run by run as it goes (memory stays that of its rows; with several files the
+    library visits one after the other rather than the engine's round robin); a shuffled one
+    takes the engine's order, one row per transfer, made into Python numbers a slice at a
+    time."""
+    if plan.shuffle is None:
+        for op, index, offset, length, count, stride, writer in zip(
+            plan.ops.tolist(), plan.key_index.tolist(), plan.offsets.tolist(),
+            plan.lengths.tolist(), plan.counts.tolist(), plan.strides.tolist(),
+            plan.writers.tolist(), strict=True,
+        ):  # fmt: skip
+            for n in range(count):
+                yield op, index, offset + n * stride, length, writer
+        return
+    rows = plan.per_transfer()
+    for start in range(0, len(rows), _SLICE):
+        part = rows.rows(start, start + _SLICE)
+        yield from zip(
+            part.ops.tolist(), part.key_index.tolist(), part.offsets.tolist(),
+            part.lengths.tolist(), part.writers.tolist(), strict=True,
+        )  # fmt: skip
+
+
 def _extents(plan: Plan) -> np.ndarray:
     """Bytes of each of the plan's files: the end of the last transfer in it."""
-    rows = plan.per_transfer()
     extents = np.zeros(len(plan.keys), np.uint64)
-    moves = (rows.ops == int(Op.WRITE)) | (rows.ops == int(Op.READ))
-    np.maximum.at(extents, rows.key_index[moves], rows.offsets[moves] + rows.lengths[moves])
+    moves = ((plan.ops == int(Op.WRITE)) | (plan.ops == int(Op.READ))) & (plan.counts > 0)
+    last = plan.offsets + (plan.counts - np.uint64(1)) * plan.strides + plan.lengths
+    np.maximum.at(extents, plan.key_index[moves], last[moves])
     return extents
 
 
@@ -60,20 +90,13 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
 
     library = apis.library(layout.api)
     comm = context.communicator() if layout.shared else MPI.COMM_SELF
-    info = MPI.Info.Create()
-    for pair in layout.hints:
-        key, _, value = pair.partition("=")
-        info.Set(key.strip(), value.strip())
+    info = mpi_info(layout.hints)
     run, recorder = context.run, context.recorder
-    rows = plan.per_transfer()
     extents = None if layout.shared else _extents(plan)
     buffer = np.empty(max(plan.largest_transfer, 1), np.uint8)
     files: dict[int, Any] = {}
     clock = _engine.clock_ns
-    for op, index, offset, length, writer in zip(
-        rows.ops.tolist(), rows.key_index.tolist(), rows.offsets.tolist(),
-        rows.lengths.tolist(), rows.writers.tolist(), strict=True,
-    ):  # fmt: skip
+    for op, index, offset, length, writer in operations(plan):
         key = plan.keys[index]
         start = clock()
         try:
@@ -99,7 +122,7 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
                 files[index].read(offset, data)
                 recorder.record("read", start, clock(), length)
                 if run.verify:
-                    _check(context, key, data, writer, offset)
+                    check(context, key, data, writer, offset)
             elif op == Op.SYNC:
                 files[index].sync()
                 recorder.record("sync", start, clock())
@@ -109,6 +132,17 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
         except library.Error as e:
             raise OSError(f"{layout.api} {Op(op).name.lower()} {key}: {e}") from None
     info.Free()
+
+
+def mpi_info(hints: Sequence[str]) -> Any:
+    """An MPI.Info holding `hints` ("key=value" each); the caller frees it."""
+    from mpi4py import MPI
+
+    info = MPI.Info.Create()
+    for pair in hints:
+        key, _, value = pair.partition("=")
+        info.Set(key.strip(), value.strip())
+    return info
 
 
 def hints_in_effect(held: Any, hints: Sequence[str]) -> str:
@@ -122,7 +156,7 @@ def hints_in_effect(held: Any, hints: Sequence[str]) -> str:
     return ",".join(found)
 
 
-def _check(context: Context, key: str, data: np.ndarray, writer: int, offset: int) -> None:
+def check(context: Context, key: str, data: np.ndarray, writer: int, offset: int) -> None:
     found = _engine.payload_check(data, context.run.seed, writer, key, offset)
     if found is not None:
         at, expected, got = found

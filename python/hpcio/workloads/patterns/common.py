@@ -26,6 +26,7 @@ from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
+    from hpcio.workloads.apis import replay
 
 #: The APIs whose files hold a dataset that may be chunked, and HDF5's largest chunk.
 CHUNKED_APIS = ("hdf5", "netcdf")
@@ -180,8 +181,13 @@ class PatternWorkload(Workload):
         from hpcio.workloads.apis import replay
 
         assert isinstance(body, PlanBody)
+        return replay.body(body.plan, self.api_layout(run))
+
+    def api_layout(self, run: RunSpec) -> replay.Layout:
+        from hpcio.workloads.apis import replay
+
         p = run.params
-        layout = replay.Layout(
+        return replay.Layout(
             api=p.api,
             shared=self.shared_file,
             collective=p.collective,
@@ -189,7 +195,6 @@ class PatternWorkload(Workload):
             shared_bytes=file_bytes(run),
             chunk_bytes=p.chunk_bytes,
         )
-        return replay.body(body.plan, layout)
 
     def uses_mpiio(self, run: RunSpec) -> bool:
         return run.params.api != "posix"
@@ -246,10 +251,18 @@ class PatternWorkload(Workload):
         transfer = run.params.transfer_bytes
         per_rank = self.lanes(run) * transfer
         in_flight = f"{self.lanes(run)} in flight x {format_bytes(transfer)} transfer"
+        options = self.lower["buffers"]
+        if run.params.api != "posix" and getattr(run.params, "random_offsets", False):
+            # A library replays a shuffled plan from a row per transfer (apis/replay.py).
+            from hpcio.workloads.apis.replay import EXPANDED_BYTES_PER_TRANSFER
+
+            table = self.transfers_per_call(run) * EXPANDED_BYTES_PER_TRANSFER
+            per_rank += table
+            in_flight += f" + a {format_bytes(table)} table of the random order"
+            options = "--size-per-rank"
         need = MemoryNeed(
-            ranks_per_node * per_rank, f"{ranks_per_node} rank(s) x {in_flight}",
-            self.lower["buffers"],
-        )  # fmt: skip
+            ranks_per_node * per_rank, f"{ranks_per_node} rank(s) x {in_flight}", options
+        )
         return self.with_memory_target(run, need)
 
     def with_memory_target(self, run: RunSpec, need: MemoryNeed) -> MemoryNeed:

@@ -23,7 +23,7 @@ class PatternParams:
         kind=SIZE,
         unit="bytes",
         key="size_per_rank",
-        help="bytes each rank writes (256MiB)",
+        help="bytes each rank writes, e.g. 256MiB (required for a pattern)",
     )
     transfer_bytes: int = option(
         "--transfer",
@@ -129,7 +129,8 @@ class FilePerRankParams(PatternParams):
         kind=FLAG,
         default=False,
         key="random",
-        help="visit each rank's transfers in a seeded random order (fio's randrw)",
+        help="visit each rank's transfers once each in a seeded random order (fio's "
+        "randwrite and randread)",
     )
     duration_s: float | None = option(
         "--duration",

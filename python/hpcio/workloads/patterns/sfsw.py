@@ -86,12 +86,21 @@ class Sfsw(PatternWorkload):
             collector=COLLECTOR,
         )
 
+    def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
+        body = self.engine_body(run, phase, who)
+        if run.params.api == "posix":
+            return body
+        from hpcio.workloads.apis import collect
+
+        assert isinstance(body, CollectBody)
+        return collect.body(body, self.api_layout(run), phase)
+
     def validate(self, run: RunSpec) -> None:
         super().validate(run)
-        if run.params.api != "posix":
+        if run.params.collective:
             raise SpecError(
-                f"--api {run.params.api} is for sfmw, mfmw, sfmr and mfmr: sfsw's collector "
-                "writes through the engine"
+                "--collective: in sfsw rank 0 alone opens the file and calls the library; "
+                "collective calls need every rank (use sfmw)"
             )
 
     def keys(self, run: RunSpec) -> list[str]:
@@ -109,11 +118,13 @@ class Sfsw(PatternWorkload):
         in_flight = f"{self.lanes(run)} in flight x {format_bytes(transfer)} transfer"
         chunk = chunk_bytes(run)
         others = ranks_per_node - 1
-        breakdown = f"rank 0: {in_flight} + 2 gather chunks of {format_bytes(chunk)}"
+        # Through a library the collector makes its own pieces in a third buffer.
+        held = 2 if run.params.api == "posix" else 3
+        breakdown = f"rank 0: {in_flight} + {held} gather chunks of {format_bytes(chunk)}"
         if others:
             breakdown += f"; {others} other rank(s): 1 chunk each"
         need = MemoryNeed(
-            self.lanes(run) * transfer + 2 * chunk + others * chunk,
+            self.lanes(run) * transfer + held * chunk + others * chunk,
             breakdown,
             "--gather-chunk, --in-flight or --transfer",
         )

@@ -1,0 +1,81 @@
+"""--dry-run: what a run would do, without moving a byte: its ranks, files or objects, bytes
+and transfers per phase, the buffers a node would hold and the space the data needs. The
+figures are the ones the run's checks and plans use, from the workload itself."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from hpcio.runner import resources
+from hpcio.spec.model import RunSpec
+from hpcio.units import format_bytes
+from hpcio.workloads import registry
+from hpcio.workloads.contract import CollectBody, Phase, PlanBody, RankInfo
+from hpcio.workloads.plans import Op
+
+#: Ranks whose plans are built to count transfers; beyond, the count is scaled from them.
+_SAMPLED_RANKS = 64
+
+
+def lines(run: RunSpec) -> Iterator[str]:
+    workload = registry.get(run.workload)
+    per_node = run.ranks_per_node or run.ranks
+    nodes = -(-run.ranks // per_node)
+    what = workload.describe(run)
+    yield (
+        f"{run.workload} on {run.target.url}: {run.ranks} rank(s) on {nodes} node(s) "
+        f"({per_node} per node), {what + ', ' if what else ''}{run.iterations} iteration(s)"
+    )
+    keys = registry.get(run.workload).keys(run) if run.writes else []
+    kind = "object(s)" if run.target.is_object_store else "file(s)"
+    if keys:
+        shown = ", ".join(keys[:3]) + (", ..." if len(keys) > 3 else "")
+        yield f"  {len(keys)} {kind} ({shown}), {format_bytes(workload.stored_bytes(run))} kept"
+    prepared = workload.prepare(run)
+    if prepared is not None:
+        yield f"  laid out first, untimed: {format_bytes(workload.stored_bytes(prepared))}"
+    for phase in workload.phases(run):
+        moved = workload.moved_bytes(run, phase)
+        counted = transfers(run, phase)
+        calls = f", {counted:,} transfers" if counted is not None else ""
+        if counted is not None and run.target.is_object_store:
+            calls += " (a request each; an object written in parts adds a create and a complete)"
+        yield f"  {phase.value} phase: {format_bytes(moved)} per iteration{calls}"
+    need = resources.memory_need(run, per_node)
+    spare = int(resources.available_memory_bytes() * resources.MEMORY_SHARE)
+    yield (
+        f"  memory: {format_bytes(need.bytes)} per node ({need.breakdown}); "
+        f"{format_bytes(spare)} to spare here"
+    )
+    if not run.target.is_object_store:
+        yield "  " + _space(run)
+
+
+def transfers(run: RunSpec, phase: Phase) -> int | None:
+    """Transfers all ranks make in one `phase`, from their plans (a sample of the ranks of a
+    large job); None where the workload's own code makes them (not known before it runs)."""
+    workload = registry.get(run.workload)
+    sampled = min(run.ranks, _SAMPLED_RANKS)
+    total = 0
+    for rank in range(sampled):
+        who = RankInfo(rank, run.ranks, ranks_per_node=run.ranks_per_node or run.ranks)
+        body = workload.body(run, phase, who)
+        if isinstance(body, CollectBody):  # the collector moves every piece, in transfers
+            return sum(length // body.transfer_bytes for mine in body.pieces for _, length in mine)
+        if not isinstance(body, PlanBody):
+            return None
+        plan = body.plan
+        moving = (plan.ops == int(Op.WRITE)) | (plan.ops == int(Op.READ))
+        total += int(plan.counts[moving].sum())
+    return total * run.ranks // sampled
+
+
+def _space(run: RunSpec) -> str:
+    need = resources.disk_need(run, run.target.path)
+    try:
+        stats = os.statvfs(run.target.path)
+        free = f"{format_bytes(stats.f_bavail * stats.f_frsize)} free there"
+    except OSError:
+        free = f"{run.target.path} cannot be read"
+    return f"space: needs {format_bytes(need)} more on {run.target.url}; {free}"

@@ -1,0 +1,132 @@
+"""sfsw through a library API: the collector (rank 0) alone opens the file, on MPI.COMM_SELF,
+and writes every rank's data as it arrives; reading, it reads each piece and sends it to the
+rank that reads it back. The collector receives (or sends) the next piece while it writes (or
+reads) the current one, so it holds two pieces, never the file, as the engine's sfsw does."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from hpcio import _engine
+from hpcio.workloads import apis
+from hpcio.workloads.apis.replay import Layout, check, mpi_info
+from hpcio.workloads.contract import CollectBody, Context, Phase, PythonBody
+from hpcio.workloads.plans import Op
+
+_TAG = 7302
+
+
+def body(collect: CollectBody, layout: Layout, phase: Phase) -> PythonBody:
+    return PythonBody(functools.partial(_run, collect, layout, phase))
+
+
+def _run(collect: CollectBody, layout: Layout, phase: Phase, context: Context) -> None:
+    comm = context.communicator()
+    if comm.rank == collect.collector:
+        _collector(collect, layout, phase, context, comm)
+        return
+    writing = phase is Phase.WRITE
+    source = comm.rank if writing else collect.reads_from[comm.rank]
+    pieces = collect.pieces[source]
+    buffer = np.empty(max((length for _, length in pieces), default=0), np.uint8)
+    for offset, length in pieces:
+        data = buffer[:length]
+        if writing:
+            _engine.payload_fill(data, context.run.seed, source, collect.key, offset)
+            comm.Send(data, dest=collect.collector, tag=_TAG)
+        else:
+            comm.Recv(data, source=collect.collector, tag=_TAG)
+            if context.run.verify:
+                check(context, collect.key, data, source, offset)
+
+
+def _collector(collect: CollectBody, layout: Layout, phase: Phase, context: Context, comm) -> None:
+    from mpi4py import MPI
+
+    library = apis.library(layout.api)
+    recorder, clock = context.recorder, _engine.clock_ns
+    info = mpi_info(layout.hints)
+    pieces = [(writer, *piece) for writer, mine in enumerate(collect.pieces) for piece in mine]
+    largest = max(length for _, _, length in pieces)
+    buffers = (np.empty(largest, np.uint8), np.empty(largest, np.uint8))
+    reader_of = {source: rank for rank, source in enumerate(collect.reads_from)}
+    writing = phase is Phase.WRITE
+    try:
+        start = clock()
+        opened = library.open_file(
+            context.path(collect.key), MPI.COMM_SELF, info, create=writing,
+            size=collect.file_bytes, chunk=layout.chunk_bytes, collective=False,
+        )  # fmt: skip
+        recorder.record("open", start, clock())
+        if writing:
+            _collect_and_write(collect, pieces, buffers, opened, context, comm)
+            if any(op == Op.SYNC for op in collect.plan.ops.tolist()):
+                start = clock()
+                opened.sync()
+                recorder.record("sync", start, clock())
+        else:
+            _read_and_scatter(collect, pieces, buffers, reader_of, opened, context, comm)
+        start = clock()
+        opened.close()
+        recorder.record("close", start, clock())
+    except library.Error as e:
+        raise OSError(f"{layout.api} {collect.key}: {e}") from None
+    finally:
+        info.Free()
+
+
+def _collect_and_write(collect, pieces, buffers, opened, context: Context, comm) -> None:
+    """Receive the next remote piece into one buffer while the other is written; the
+    collector's own pieces are made in a third."""
+    run, recorder, clock = context.run, context.recorder, _engine.clock_ns
+    remote = [k for k, (writer, _, _) in enumerate(pieces) if writer != collect.collector]
+    buffer_of = {k: buffers[n % 2] for n, k in enumerate(remote)}
+    own = np.empty_like(buffers[0])
+    upcoming = iter(remote)
+    receiving = {}
+
+    def receive_next() -> None:
+        k = next(upcoming, None)
+        if k is not None:
+            writer, _, length = pieces[k]
+            receiving[k] = comm.Irecv(buffer_of[k][:length], source=writer, tag=_TAG)
+
+    receive_next()
+    for k, (writer, offset, length) in enumerate(pieces):
+        if writer == collect.collector:
+            data = own[:length]
+            _engine.payload_fill(data, run.seed, writer, collect.key, offset)
+        else:
+            receiving.pop(k).Wait()
+            receive_next()  # into the other buffer, while this one is written
+            data = buffer_of[k][:length]
+        start = clock()
+        opened.write(offset, data)
+        recorder.record("write", start, clock(), length)
+
+
+def _read_and_scatter(collect, pieces, buffers, reader_of, opened, context: Context, comm) -> None:
+    """Read the next piece into one buffer while the other is on its way to its reader."""
+    recorder, clock = context.recorder, _engine.clock_ns
+    sending: list[Any] = [None, None]
+    for k, (writer, offset, length) in enumerate(pieces):
+        slot = k % 2
+        previous = sending[slot]
+        if previous is not None:
+            previous.Wait()
+            sending[slot] = None
+        data = buffers[slot][:length]
+        start = clock()
+        opened.read(offset, data)
+        recorder.record("read", start, clock(), length)
+        if reader_of[writer] == collect.collector:
+            if context.run.verify:
+                check(context, collect.key, data, writer, offset)
+        else:
+            sending[slot] = comm.Isend(data, dest=reader_of[writer], tag=_TAG)
+    for request in sending:
+        if request is not None:
+            request.Wait()

@@ -1,0 +1,114 @@
+"""`hpcio env` and the facts every document records: what measured, and the storage under a
+target, with no credential anywhere in them."""
+
+import json
+import os
+
+import pytest
+from hpcio.runner import machine
+from hpcio.spec.target import TargetSpec
+
+SECRET = "wJalrXUtnFEMI-not-a-real-key"
+
+
+def test_the_command_line_hides_store_option_values():
+    argv = ["run", "--store-option", f"aws_secret_access_key={SECRET}",
+            f"--store-option=azure_storage_account_key={SECRET}",
+            "--target", "s3://bkt/p"]  # fmt: skip
+    assert machine.command_line(argv) == [
+        "run", "--store-option", "aws_secret_access_key=<hidden>",
+        "--store-option=azure_storage_account_key=<hidden>", "--target", "s3://bkt/p",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("url", "options", "environ", "credentials", "endpoint"),
+    [
+        ("s3://bkt/p", {}, {"AWS_ACCESS_KEY_ID": SECRET, "AWS_ENDPOINT": "http://127.0.0.1:9"},
+         "access key (AWS_ACCESS_KEY_ID in the environment)", "http://127.0.0.1:9"),
+        ("s3://bkt/p", {"aws_access_key_id": SECRET}, {},
+         "access key (--store-option aws_access_key_id)", "the provider's default"),
+        ("az://ctr/p", {},
+         {"AZURE_STORAGE_USE_EMULATOR": "true", "AZURE_STORAGE_ACCOUNT_KEY": SECRET},
+         "the emulator's key (AZURE_STORAGE_USE_EMULATOR in the environment)",
+         "http://127.0.0.1:10000 (the emulator's)"),
+        ("gs://bkt/p", {}, {"GOOGLE_SERVICE_ACCOUNT_KEY": SECRET,
+                          "GOOGLE_BASE_URL": "http://127.0.0.1:4443"},
+         "service account key (GOOGLE_SERVICE_ACCOUNT_KEY in the environment)",
+         "http://127.0.0.1:4443"),
+    ],
+)  # fmt: skip
+def test_an_object_store_says_where_credentials_come_from(url, options, environ, credentials,
+                                                          endpoint):  # fmt: skip
+    facts = machine.object_store(TargetSpec.from_url(url, **options), environ)
+    assert (facts["credentials"], facts["endpoint"]) == (credentials, endpoint)
+    assert SECRET not in json.dumps(facts)
+
+
+def test_no_credentials_is_said():
+    facts = machine.object_store(TargetSpec.from_url("s3://bkt/p"), {})
+    assert facts["credentials"].startswith("none found")
+
+
+def test_a_directory_s_storage(tmp_path):
+    facts = machine.posix(str(tmp_path))
+    assert facts["file_system"] and facts["mount_point"]
+    assert facts["free_bytes"] > 0 and facts["size_bytes"] >= facts["free_bytes"]
+    assert facts["o_direct"] in (True, False)  # tmpfs refuses it, disks take it
+    assert list(tmp_path.iterdir()) == []  # the O_DIRECT probe file is gone
+    assert facts["read_ceiling"]
+
+
+def test_a_missing_directory_is_said(tmp_path, hpcio_process):
+    assert machine.posix(str(tmp_path / "nowhere")) == {
+        "path": str(tmp_path / "nowhere"), "exists": False
+    }  # fmt: skip
+    done = hpcio_process("env", "--target", f"file://{tmp_path}/nowhere")
+    assert f"target      file://{tmp_path}/nowhere: no such directory" in done.stdout
+
+
+def test_software_without_probing_starts_nothing_and_names_versions():
+    facts = machine.software(probe=False)
+    assert "launcher" not in facts  # would start mpiexec --version
+    assert facts["engine_build"] in ("release", "debug")
+    assert facts["mpi"]["library"] and "\x00" not in facts["mpi"]["library"]
+    assert "parallel" not in facts["libraries"]["netCDF4"]  # not imported: not asked
+
+
+def test_hpcio_env_as_json(hpcio_process, tmp_path):
+    done = hpcio_process("env", "--format", "json", "--target", f"file://{tmp_path}")
+    assert done.returncode == 0, done.stderr
+    facts = json.loads(done.stdout)
+    assert facts["target"]["path"] == str(tmp_path)
+    assert facts["node"]["cores"] == len(os.sched_getaffinity(0))
+    assert facts["software"]["launcher"] is None or "mpiexec" in facts["software"]["launcher"]
+    assert set(facts["software"]["libraries"]) >= {"h5py", "netCDF4", "zarr", "obstore", "pnetcdf"}
+
+
+def test_hpcio_env_never_prints_a_credential(hpcio_process):
+    done = hpcio_process("env", "--target", "s3://bucket/p", "--store-option",
+                         f"aws_secret_access_key={SECRET}", "--store-option",
+                         f"aws_access_key_id={SECRET}")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert SECRET not in done.stdout + done.stderr
+    assert "credentials   access key (--store-option aws_access_key_id)" in done.stdout
+
+
+def test_hpcio_env_refuses_a_bad_target_in_one_line(hpcio_process, error_line):
+    done = hpcio_process("env", "--target", "ftp://x")
+    assert done.returncode == 2
+    assert error_line(done).startswith("hpcio: error: target 'ftp://x': unknown scheme")
+
+
+def test_a_document_records_software_and_command(hpcio_process, tmp_path, read_documents):
+    out = tmp_path / "r.jsonl"
+    done = hpcio_process("run", "--pattern", "sfmw", "--size-per-rank", "1MiB", "--target",
+                         "memory://m", "--store-option", f"aws_secret_access_key={SECRET}",
+                         "-q", "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    assert SECRET not in out.read_text()
+    assert doc["command_line"][:2] == ["hpcio", "run"]
+    assert "aws_secret_access_key=<hidden>" in doc["command_line"]
+    assert doc["software"]["mpi"]["library"]
+    assert doc["software"]["engine_build"] == "release"
