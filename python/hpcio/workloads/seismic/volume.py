@@ -122,11 +122,32 @@ def check(run: RunSpec, name: str) -> None:
         if bad:
             raise SpecError(f"--chunk {shape_text(p.chunk)} does not divide --volume "
                             f"{shape_text(p.volume)} ({', '.join(bad)})")  # fmt: skip
+    missing = missing_library(p.library, run.target.is_object_store)
+    if missing:
+        raise SpecError(missing)
     slabs = layout_of(run).slabs
     if slabs < run.ranks:
         what = "chunk slabs along x" if p.library == "zarr" else "inlines (x)"
         raise SpecError(f"--volume {shape_text(p.volume)} has {slabs} {what} for {run.ranks} "
                         "ranks: each rank needs one at least")  # fmt: skip
+
+
+def missing_library(library: str, object_store: bool) -> str | None:
+    """Why `library` cannot run here (one line), or None."""
+    import importlib.util
+
+    needs = {"segy": ["segyio"], "hdf5": ["h5py"], "zarr": ["zarr", "numcodecs"]}[library]
+    needs += ["obstore"] if object_store else []
+    absent = [name for name in needs if importlib.util.find_spec(name) is None]
+    if absent:
+        return f"--library {library} needs {' and '.join(absent)} (scripts/setup installs it)"
+    if library == "hdf5":
+        import h5py
+
+        if not h5py.get_config().mpi:
+            return ("--library hdf5: this h5py is built without MPI (no mpio driver); "
+                    "scripts/setup builds it against Debian's libhdf5-openmpi-dev")  # fmt: skip
+    return None
 
 
 def volume_keys(run: RunSpec) -> list[str]:
