@@ -59,6 +59,8 @@ def test_every_library_writes_the_model(hpcio, file_url, target_dir, tmp_path, l
     write, read = doc["phases"]
     raw = np.prod(SHAPE) * 4
     assert write["metrics"]["raw_bytes"] == read["metrics"]["raw_bytes"] == raw
+    # Bandwidths count samples in every library (not SEG-Y's headers): they compare.
+    assert write["bytes_total"] == read["bytes_total"] == raw
     assert write["errors"] == read["errors"] == 0
     assert {r["rank"] for r in write["per_rank"]} == {0, 1, 2, 3}
     stored = write["metrics"]["stored_bytes"]

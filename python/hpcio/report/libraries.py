@@ -51,8 +51,8 @@ def library_table(docs: Sequence[ResultDocument]) -> str:
             read, str(len(chosen)),
         ]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "MiB/s are of the bytes each call moved: samples, and for SEG-Y writes "
-              "the 240-byte trace headers too; imaging writes its image cubes and reads its "
+    lines += ["", "MiB/s are of float32 samples (not SEG-Y's trace headers or any "
+              "library's metadata); imaging writes its image cubes and reads its "
               "volume slabs and shot files; "
               "Raw/stored above 1 is compression."]  # fmt: skip
     return "\n".join(lines) + "\n"

@@ -240,8 +240,7 @@ def _write_file(context: Context, key: str, data: np.ndarray) -> None:
         spec.samples, spec.tracecount, spec.format = list(range(nz)), traces, 5
         f = segyio.create(context.path(key), spec)
         context.recorder.record("open", t, _engine.clock_ns())
-        nbytes = data.nbytes + traces * 240
-        timed(context, "write", nbytes, _segy_traces, f, segyio, data)
+        timed(context, "write", data.nbytes, _segy_traces, f, segyio, data)
         timed(context, "close", 0, f.close)
     if library != "zarr":
         stored = context.metrics.get("stored_bytes", 0) + os.path.getsize(context.path(key))

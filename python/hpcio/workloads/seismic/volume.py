@@ -285,7 +285,8 @@ class Volume(Workload):
     def cache_facts(self, run: RunSpec) -> CacheFacts:
         # Each rank reads back the slab it wrote: on one node, from the page cache unless
         # the writes were flushed and dropped.
-        return CacheFacts(data_set_bytes=volume_bytes(run), read_back_from="its own slab",
+        # The samples (what the reads ask for; the figure report tables divide by).
+        return CacheFacts(data_set_bytes=layout_of(run).raw_bytes, read_back_from="its own slab",
                           reads_local_data=True)  # fmt: skip
 
     def describe(self, run: RunSpec) -> str:
