@@ -187,3 +187,14 @@ def test_imaging_finds_a_changed_shot_file(hpcio, file_url, target_dir):
     done = run(hpcio, file_url, target_dir, *args, "--phases", "read", "--verify")
     assert done.returncode == 1
     assert "rank 2: verify failed: hpcio-shot-rank000002.h5 at trace 639, sample 39" in done.stderr
+
+
+def test_clean_removes_a_kept_zarr_array_and_nothing_else(hpcio, file_url, target_dir):
+    done = run(hpcio, file_url, target_dir, "--library", "zarr", "--keep", ranks=2)
+    assert done.returncode == 0, done.stderr
+    (target_dir / "theirs.zarr").mkdir()
+    (target_dir / "theirs.zarr" / "zarr.json").write_text("{}")
+    cleaned = hpcio("clean", "--target", file_url(target_dir))
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert "deleted hpcio-volume.zarr/zarr.json" in cleaned.stdout
+    assert sorted(p.name for p in target_dir.iterdir()) == ["theirs.zarr"]
