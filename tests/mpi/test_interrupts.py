@@ -5,6 +5,7 @@ iterations it finished (status "interrupted")."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -310,3 +311,56 @@ def test_stdout_gets_the_finished_iterations_of_a_stopped_run(target_dir, tmp_pa
     wait_for(lambda: not any(running(p) for p in pids))
     assert list(spools.iterdir()) == []
     assert data_files(target_dir) == []
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_ctrl_c_on_the_suite_bar_restores_the_terminal(target_dir, tmp_path, ranks):
+    """The bar hides the cursor while it draws; a stopped suite must show it again and say why
+    on a line of its own, not at the end of the bar."""
+    import pty
+
+    suite = tmp_path / "long.toml"
+    suite.write_text(
+        f'[[target]]\nurl = "file://{target_dir}"\n[grid]\npatterns = ["mfmw"]\n'
+        f'sizes = "1MiB"\nranks = {ranks}\nduration = 3600\n'
+    )
+    controller, terminal = pty.openpty()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI", "HPCIO_"))}
+    job = subprocess.Popen(
+        [sys.executable, "-m", "hpcio", "suite", "run", suite, "-o", tmp_path / "r.jsonl",
+         "--display", "bar"],
+        stdin=terminal, stdout=terminal, stderr=terminal, env=clean, start_new_session=True,
+    )  # fmt: skip
+    os.close(terminal)
+    seen = bytearray()
+
+    def read_some():
+        import select
+
+        while select.select([controller], [], [], 0.1)[0]:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            seen.extend(chunk)
+
+    def drawing():
+        read_some()
+        return b"\x1b[?25l" in seen and len(data_files(target_dir)) == ranks
+
+    wait_for(drawing)
+    time.sleep(0.5)
+    os.killpg(job.pid, signal.SIGINT)
+    deadline = time.monotonic() + 60
+    while job.poll() is None and time.monotonic() < deadline:
+        read_some()
+    read_some()
+    os.close(controller)
+    assert job.returncode == 128 + signal.SIGINT, bytes(seen)
+    text = bytes(seen)
+    assert text.rfind(b"\x1b[?25h") > text.rfind(b"\x1b[?25l"), text[-400:]
+    shown = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", text)  # what the terminal shows
+    message = shown.find(b"hpcio: interrupted (SIGINT)")
+    assert message > 0 and shown[message - 1 : message] == b"\n", shown[-400:]

@@ -19,6 +19,11 @@ def test_iozone_prints_its_table_from_the_documents(
     assert len(docs) == 4 * 6
     assert all(p["errors"] == 0 for d in docs for p in d["phases"])
     lines = done.stdout.splitlines()
+    # A line per point ([i/24], its test, file and record sizes, figures, ETA), then the table.
+    counted = [line for line in lines if line.startswith("[")]
+    assert len(counted) == 24
+    assert counted[0].startswith("[1/24] iozone write: file 64 KiB, record 32 KiB: write ")
+    assert not any(line.startswith(("  iter", "  phase", "  cache")) for line in lines)
     header = lines.index(next(line for line in lines if line.strip().startswith("kB")))
     rows = {tuple(line.split()[:2]): line.split()[2:] for line in lines[header + 1 : header + 5]}
     assert set(rows) == {("64", "32"), ("64", "64"), ("128", "32"), ("128", "64")}

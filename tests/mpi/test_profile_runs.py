@@ -157,7 +157,9 @@ def test_duration_repeats_transfers_until_the_deadline(hpcio, file_url, read_doc
         series = phase["series"]
         assert series["interval_s"] * len(series["mib_s"]) >= phase["phase_time_s"] * 0.999
         p99s = [p for p in series["p99_s"] if p is not None]
-        assert len(p99s) >= len(series["p99_s"]) - 1  # 1 in flight never stalls a whole tenth
+        # An interval with no finished op has no p99 (a loaded node can stall a tenth of a
+        # second): only that some have one is a property of the code, not of the machine.
+        assert p99s
         overall = phase["latency"]["p99_s"]
         assert min(p99s) * 0.99 <= overall <= max(p99s) * 1.01
     assert list(target_dir.iterdir()) == []

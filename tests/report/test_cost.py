@@ -469,3 +469,42 @@ def test_posix_writes_priced_as_s3_count_every_object_written(
         assert cost.billed_requests["complete_multipart"] == uploads
         assert cost.billed_requests["upload_part"] == transfers
         assert any(n.startswith("time-based run: every pass") for n in cost.notes)
+
+
+def test_a_plan_is_priced_before_it_runs(hpcio):
+    # No server anywhere: pricing a plan makes no request.
+    done = hpcio("cost", "--format", "json", "--plan", "run", "--pattern", "sfmw", "-n", 4,
+                 "--size-per-rank", "1GiB", "--transfer", "16MiB",
+                 "--target", "s3://bkt/p")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["runs"]
+    assert row["requests"] == {"create_multipart": 1, "upload_part": 256,
+                               "complete_multipart": 1, "get": 256}  # fmt: skip
+    assert row["stored_bytes"] == 4 << 30 and row["total"] > 0
+    assert row["notes"][0].startswith("planned, not run: s3 requests from the plans' transfers")
+
+
+def test_a_planned_sweep_is_priced_point_by_point(hpcio):
+    done = hpcio("cost", "--as", "azure", "--format", "json", "--plan", "sweep", "--pattern",
+                 "mfmw", "--sizes", "1MiB..2MiB", "--target", "file:///tmp")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["runs"]
+    assert [r["requests"] for r in rows] == [
+        {"put": 1, "get": 1}, {"put_block": 2, "put_block_list": 1, "get": 2}
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--plan", "run", "--workload", "python-files", "--target", "file:///tmp"),
+         "python-files: its requests are made by its own code and known only once it runs; "
+         "price its result documents instead"),
+        (("--plan", "report", "x"), "--plan takes an hpcio run or sweep command: --plan run "
+         "--pattern ..."),
+    ],
+)  # fmt: skip
+def test_what_a_plan_cannot_price_is_one_line(hpcio, error_line, args, message):
+    done = hpcio("cost", *args)
+    assert done.returncode == 2
+    assert error_line(done) == f"hpcio: error: {message}"

@@ -53,3 +53,13 @@ def test_a_bad_option_is_still_refused(hpcio, target_dir, file_url, error_line):
                  "--target", file_url(target_dir), "--dry-run")  # fmt: skip
     assert done.returncode == 2
     assert "is not a multiple of the transfer" in error_line(done)
+
+
+def test_a_suite_dry_run_lists_the_points_left(hpcio, target_dir, file_url, tmp_path):
+    out = tmp_path / "r.jsonl"
+    done = hpcio("suite", "run", "output", "--scale", "small", "--target", file_url(target_dir),
+                 "-o", out, "--dry-run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "hpcio suite --dry-run: 8 run(s); nothing is written"
+    assert done.stdout.count("(2 per node)") == 8
+    assert not out.exists() and list(target_dir.iterdir()) == []

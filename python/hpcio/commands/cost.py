@@ -37,8 +37,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--catalogue",
         help="a price catalogue (TOML) instead of the shipped one; see docs/cost.md",
     )
-    parser.add_argument("--scenario", help="a what-if scenario (TOML), e.g. scenarios/rtm.toml")
+    parser.add_argument(
+        "--scenario",
+        help="a what-if scenario (TOML file), or the name of a shipped one: rtm",
+    )
     parser.add_argument("--prices", action="store_true", help="list the catalogue's prices")
+    parser.add_argument(
+        "--plan",
+        nargs=argparse.REMAINDER,
+        metavar="run|sweep ...",
+        help="price runs before they run: the rest of the line is an hpcio run or sweep "
+        "command (hpcio cost --as s3 --plan run --pattern sfmw -n 4 ...); give it last",
+    )
     parser.add_argument("--format", choices=("md", "csv", "json"), default="md")
 
 
@@ -51,10 +61,16 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.scenario:
         if args.results:
             raise SpecError("--scenario prices a what-if: give it no results files")
+        from hpcio import shipped
         from hpcio.report.scenario import load_scenario, render_scenario
 
-        sys.stdout.write(render_scenario(load_scenario(args.scenario, catalogue), args.format))
+        path = shipped.find(args.scenario, shipped.SCENARIOS, "scenario")
+        sys.stdout.write(render_scenario(load_scenario(path, catalogue), args.format))
         return 0
+    if args.plan is not None:
+        if args.results:
+            raise SpecError("--plan prices runs that have not run: give it no results files")
+        return _plan(args, catalogue)
     if not args.results:
         raise SpecError("give results files (JSON Lines), --scenario FILE or --prices")
     from hpcio.report.cost import choose_price, estimate_cost, parse_duration, render_costs
@@ -99,4 +115,26 @@ def _list_prices(catalogue: Catalogue) -> int:
     columns = ["id", "provider", "product", "region", "currency", "as of", "prices", "model"]
     print(markdown_table(columns, rows, right_from=len(columns)))
     print(f"\nCatalogue: {catalogue.path}")
+    return 0
+
+
+def _plan(args: argparse.Namespace, catalogue: Catalogue) -> int:
+    """--plan run|sweep ...: the runs that command would make, priced from their plans."""
+    from hpcio.cli import build_parser
+    from hpcio.commands.run import _specs
+    from hpcio.report.cost import choose_price, estimate_plan_cost, parse_duration, render_costs
+
+    if not args.plan or args.plan[0] not in ("run", "sweep"):
+        raise SpecError("--plan takes an hpcio run or sweep command: --plan run --pattern ...")
+    planned = build_parser().parse_args(args.plan)
+    specs = _specs(planned, planned.ranks or 1)
+    keep_hours = parse_duration(args.keep)
+    breakdowns = []
+    for spec in specs:
+        price, priced_as = choose_price(
+            catalogue, spec.target.kind, as_kind=args.as_kind, price_id=args.price,
+            provider=args.provider, product=args.product, region=args.region,
+        )  # fmt: skip
+        breakdowns.append(estimate_plan_cost(spec, catalogue, price, priced_as, keep_hours))
+    sys.stdout.write(render_costs(breakdowns, catalogue, args.format))
     return 0

@@ -25,7 +25,7 @@ from hpcio.results import io as results_io
 from hpcio.spec import options as spec_options
 from hpcio.spec.options import declared
 from hpcio.spec.target import TargetSpec
-from hpcio.units import parse_size, parse_size_range
+from hpcio.units import format_bytes, parse_size, parse_size_range
 from hpcio.workloads import registry
 from hpcio.workloads.patterns.params import FilePerRankParams
 from hpcio.workloads.profiles import iozone, storage
@@ -206,7 +206,15 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
         if not args.quiet:
             console.finished(doc)  # type: ignore[arg-type]
 
-    docs = run_all(world, todo, args.output, console.progress, announce, finished)
+    if args.name == iozone.Iozone.name and world.rank == 0:
+        # A grid of small points: a line each ([i/N], figures, ETA), the table at the end.
+        from hpcio.live.progress import lines_progress
+
+        points = lines_progress(todo, name=_iozone_point)
+        docs = run_all(world, todo, args.output, points.phase, points.announce,
+                       points.finished)  # fmt: skip
+    else:
+        docs = run_all(world, todo, args.output, console.progress, announce, finished)
     if world.rank == 0:
         if not args.quiet:
             say("")
@@ -216,6 +224,14 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
             say(profile_tables(docs))
         sys.stdout.flush()
     return 0
+
+
+def _iozone_point(run: RunSpec) -> str:
+    p = run.params
+    return (
+        f"iozone {p.test}: file {format_bytes(p.size_per_rank_bytes)}, "
+        f"record {format_bytes(p.transfer_bytes)}"
+    )
 
 
 def _iozone_output(docs: list[ResultDocument], plots_dir: str | None) -> None:

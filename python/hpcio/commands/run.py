@@ -260,7 +260,13 @@ def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int
                 f"{args.output}, {len(todo)} to run"
             )
         todo = world.bcast(todo)
-        console = Console(topology(world), quiet=args.quiet)
+        sweeping = args.command == "sweep"
+        console = Console(
+            topology(world),
+            quiet=args.quiet,
+            points=todo if sweeping else (),
+            done_points=len(specs) - len(todo) if sweeping else 0,
+        )
         output = results_io.destination(args.output)
         run_all(world, todo, output, console.progress, console.announce, console.finished)
     return 0

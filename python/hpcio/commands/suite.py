@@ -8,20 +8,16 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hpcio.commands.run import check_output
+from hpcio import shipped
+from hpcio.commands.run import add_dry_run_argument, check_output, dry_run
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import Suite, describe, load_suite
-from hpcio.workloads import registry
 
 if TYPE_CHECKING:
     from hpcio.runner.world import Comm
 
 HELP = "run a suite (TOML grid of points), resumable"
-
-#: A phase's fixed cost (launch, open, close, barriers) in bytes-moved equivalents, so the ETA
-#: does not treat a 1 MiB point as free.
-_PHASE_OVERHEAD_BYTES = 16 << 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,14 +30,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="progress: a bar on a terminal, one line per point otherwise (auto)",
     )
+    add_dry_run_argument(run)
     # One MPI launch per (ranks, ranks per node): the parent passes the group it launched.
     run.add_argument("--group", help=argparse.SUPPRESS)
     show = actions.add_parser("show", help="list the suite's points and which are done")
     _common(show, output_required=False)
+    actions.add_parser("list", help="the suites hpcio ships, one line each")
 
 
 def _common(parser: argparse.ArgumentParser, *, output_required: bool = True) -> None:
-    parser.add_argument("suite", help="suite file, e.g. suites/output.toml")
+    parser.add_argument(
+        "suite", help="a suite file, or the name of a shipped one (hpcio suite list): output"
+    )
     parser.add_argument(
         "-o",
         "--output",
@@ -61,9 +61,14 @@ def _common(parser: argparse.ArgumentParser, *, output_required: bool = True) ->
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    suite = load_suite(args.suite, scale=args.scale, targets=args.target)
+    if args.suite_command == "list":
+        return _list()
+    path = shipped.find(args.suite, shipped.SUITES, "suite")
+    suite = load_suite(path, scale=args.scale, targets=args.target)
     if args.suite_command == "show":
         return _show(suite, args.output)
+    if args.dry_run:
+        return dry_run("suite", _pending(suite.points, args.output))
     from hpcio.runner import launch
     from hpcio.runner.world import inside_mpi_job
 
@@ -76,6 +81,13 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
             f"--group {args.group}",
         )
     return _launch(args, argv, suite)
+
+
+def _list() -> int:
+    for name in shipped.names(shipped.SUITES):
+        print(f"{name:<10}  {shipped.about(shipped.SUITES / f'{name}.toml', 'suite')}")
+    print(f"(in {shipped.SUITES}; run one by name: hpcio suite run NAME -o FILE --target URL)")
+    return 0
 
 
 def _show(suite: Suite, output: str | None) -> int:
@@ -136,7 +148,7 @@ def _execute(
     display: str | None = None,
 ) -> int:
     """Run this job's share of the points still to do; rank 0 shows progress and appends."""
-    from hpcio.live.progress import SuiteProgress
+    from hpcio.live.progress import SuiteProgress, phase_calls, point_work
     from hpcio.runner.sweep import resume, run_all
 
     todo: list[RunSpec] = []
@@ -163,7 +175,7 @@ def _execute(
             total_work=sum(map(point_work, suite.points)),
             done_work=sum(map(point_work, suite.points)) - sum(map(point_work, remaining)),
             work=point_work,
-            phase_calls=_phase_calls,
+            phase_calls=phase_calls,
             display=chosen,
         )
     todo = world.bcast(todo)
@@ -180,24 +192,6 @@ def _execute(
         if progress:
             progress.close()
     return 0
-
-
-def point_work(point: RunSpec) -> float:
-    """Bytes a point moves over its phases and iterations, plus a fixed cost per phase: its
-    weight in the ETA, as its workload counts them."""
-    workload = registry.get(point.workload)
-    total = 0.0
-    for phase in workload.phases(point):
-        total += workload.moved_bytes(point, phase) + _PHASE_OVERHEAD_BYTES
-    return total * point.iterations
-
-
-def _phases(point: RunSpec) -> tuple[str, ...]:
-    return tuple(p.value for p in registry.get(point.workload).phases(point))
-
-
-def _phase_calls(point: RunSpec) -> int:
-    return len(_phases(point)) * point.iterations
 
 
 def _pending(points: Sequence[RunSpec], output: str | None) -> list[RunSpec]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections.abc import Sequence
 
 from hpcio.results.schema import PhaseFigures, ResultDocument
 from hpcio.runner.world import Topology
@@ -69,24 +71,70 @@ def oversubscribed(ranks_per_node: int, cores: int) -> str:
 
 
 class Console:
-    """Rank 0's running commentary: a header per run, a line per phase, a summary at the end."""
+    """Rank 0's running commentary: a header per run, a line per phase, a summary at the end.
+    Over several runs (a sweep) each gets a [i/N] line with an ETA, and the cache notes and
+    warnings are said once, when they first appear (every document keeps its own)."""
 
-    def __init__(self, topology: Topology, *, quiet: bool = False) -> None:
+    def __init__(
+        self,
+        topology: Topology,
+        *,
+        quiet: bool = False,
+        points: Sequence[RunSpec] = (),
+        done_points: int = 0,
+    ) -> None:
         self._topology = topology
         self._quiet = quiet
         self._iterations = 1
+        self._said: set[str] = set()
+        self._points = None
+        if len(points) + done_points > 1:
+            from hpcio.live.progress import lines_progress
+
+            self._points = lines_progress(list(points), done_points)
 
     def announce(self, run: RunSpec) -> None:
         self._iterations = run.iterations
+        if self._points is not None:
+            self._points.announce(run)
         if not self._quiet:
             say(header(run, self._topology.nodes, self._topology.ranks_per_node))
 
     def progress(self, figures: PhaseFigures) -> None:
+        if self._points is not None:
+            self._points.phase(figures)
         if not self._quiet:
             say(progress_line(figures, self._iterations))
 
     def finished(self, doc: ResultDocument) -> None:
-        say(summary(doc))
+        if self._points is not None:
+            self._points.finished(doc)  # labels the table below, in -q too
+        lines = summary(doc).splitlines()
+        if self._points is not None:
+            lines = self._once(lines)
+        say("\n".join(lines))
+
+    def _once(self, lines: list[str]) -> list[str]:
+        """The summary without the cache notes and warnings said at an earlier point (told
+        apart by their words, not their figures)."""
+        kept, skipped = [], False
+        for line in lines:
+            if line.startswith(("  cache: ", "  warning: ")):
+                kind = _FIGURES.sub("#", line)
+                if kind in self._said:
+                    skipped = True
+                    continue
+                self._said.add(kind)
+            kept.append(line)
+        if skipped and "said" not in self._said:
+            self._said.add("said")
+            kept.append("  (cache notes and warnings as above from here on, unless they change; "
+                        "each result document keeps its own)")  # fmt: skip
+        return kept
+
+
+#: Sizes and numbers in a note, so that notes differing only in them count as one.
+_FIGURES = re.compile(r"[0-9][0-9.,]*( ?[KMGT]i?B)?")
 
 
 def say(text: str) -> None:

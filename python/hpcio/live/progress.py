@@ -15,9 +15,45 @@ from typing import TextIO
 from hpcio.results.schema import PhaseFigures, ResultDocument
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import describe
+from hpcio.workloads import registry
 
 #: Displays `SuiteProgress` can drive: a live rich bar, or one line per finished point.
 DISPLAYS = ("bar", "lines")
+
+#: A phase's fixed cost (launch, open, close, barriers) in bytes-moved equivalents, so the ETA
+#: does not treat a 1 MiB point as free.
+_PHASE_OVERHEAD_BYTES = 16 << 20
+
+
+def point_work(point: RunSpec) -> float:
+    """Bytes a point moves over its phases and iterations, plus a fixed cost per phase: its
+    weight in the ETA, as its workload counts them."""
+    workload = registry.get(point.workload)
+    total = 0.0
+    for phase in workload.phases(point):
+        total += workload.moved_bytes(point, phase) + _PHASE_OVERHEAD_BYTES
+    return total * point.iterations
+
+
+def phase_calls(point: RunSpec) -> int:
+    """Timed phases a point runs: its phases x iterations."""
+    return len(registry.get(point.workload).phases(point)) * point.iterations
+
+
+def lines_progress(
+    points: list[RunSpec], done_points: int = 0, name: Callable[[RunSpec], str] = describe
+) -> SuiteProgress:
+    """One line per finished point with [i/N] and an ETA (sweeps, profiles), as a suite's."""
+    return SuiteProgress(
+        name=name,
+        total_points=len(points) + done_points,
+        done_points=done_points,
+        total_work=sum(map(point_work, points)),
+        done_work=0.0,
+        work=point_work,
+        phase_calls=phase_calls,
+        display="lines",
+    )
 
 
 class SuiteProgress:
@@ -34,6 +70,7 @@ class SuiteProgress:
         phase_calls: Callable[[RunSpec], int],
         display: str,
         out: TextIO | None = None,
+        name: Callable[[RunSpec], str] = describe,
     ) -> None:
         """
         Args:
@@ -45,7 +82,9 @@ class SuiteProgress:
             phase_calls: how many timed phases a point runs (phases x iterations).
             display: "bar" (rich, for a terminal) or "lines".
             out: where to print (stdout).
+            name: a point in a few words (spec/suite.py's describe).
         """
+        self._name = name
         self._total_points = total_points
         self._done_points = done_points
         self._total_work = max(total_work, 1.0)
@@ -68,7 +107,7 @@ class SuiteProgress:
         self._point_started = time.monotonic()
         self._point_work_done = 0.0
         if self._bar:
-            self._bar.update(self._done_work, self._fields(describe(point)))
+            self._bar.update(self._done_work, self._fields(self._name(point)))
 
     def phase(self, figures: PhaseFigures) -> None:
         """A phase of the current point ended."""
@@ -79,7 +118,7 @@ class SuiteProgress:
         self._point_work_done = min(self._point_work_done + share, self._work(self._point))
         if self._bar:
             self._bar.update(
-                self._done_work + self._point_work_done, self._fields(describe(self._point))
+                self._done_work + self._point_work_done, self._fields(self._name(self._point))
             )
 
     def finished(self, document: ResultDocument) -> None:
@@ -128,7 +167,7 @@ class SuiteProgress:
         took = time.monotonic() - self._point_started
         left = self._total_points - self._done_points
         return (
-            f"[{self._done_points}/{self._total_points}] {describe(point)}: {rates} "
+            f"[{self._done_points}/{self._total_points}] {self._name(point)}: {rates} "
             f"in {took:.1f} s; {left} left, eta {format_duration(self.eta_s())}"
         )
 

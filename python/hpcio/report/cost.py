@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from hpcio import _engine
 from hpcio.errors import SpecError
@@ -146,9 +147,69 @@ def estimate_cost(
     """
     run = doc.run
     kind = str(run["target"]["kind"])
-    counted = _requests(doc)
+    counted = _requests(doc.phases)
     billed, notes = translate_requests(run, doc, kind, priced_as)
-    spec = RunSpec.from_dict(run)
+    return _priced(RunSpec.from_dict(run), kind, counted, billed, notes, catalogue, price,
+                   priced_as, keep_hours)  # fmt: skip
+
+
+#: The phases of a plan, with the transfers each would make as the requests a POSIX run counts.
+@dataclass(frozen=True, slots=True)
+class PlannedPhase:
+    phase: str
+    requests: dict[str, int]
+
+
+def estimate_plan_cost(
+    spec: RunSpec, catalogue: Catalogue, price: Price | None, priced_as: str, keep_hours: float
+) -> CostBreakdown:
+    """What `spec` would cost before it runs: the transfers its plans make, as requests of
+    `priced_as` (a file written in one transfer is one PUT, in several a multipart upload or
+    a block list; a read transfer one GET), and keeping its data.
+
+    Raises:
+        SpecError: a workload whose requests are not known before it runs (its own code makes
+            them).
+        CatalogueError: as estimate_cost.
+    """
+    workload = registry.get(spec.workload)
+    phases = []
+    for phase in workload.phases(spec):
+        transfers = workload.planned_transfers(spec, phase)
+        if transfers is None:
+            raise SpecError(
+                f"{spec.workload}: its requests are made by its own code and known only once "
+                "it runs; price its result documents instead"
+            )
+        phases += [PlannedPhase(phase.value, {phase.value: transfers})] * spec.iterations
+    run = spec.to_dict()
+    as_object = priced_as if priced_as in OBJECT_KINDS else None
+    if as_object is None:
+        counted = _requests(phases)
+        return _priced(spec, spec.target.kind, counted, counted, ["planned: not run"],
+                       catalogue, price, priced_as, keep_hours)  # fmt: skip
+    billed, notes = _posix_as_object(run, phases, as_object)
+    notes[0] = (
+        f"planned, not run: {as_object} requests from the plans' transfers (an object written "
+        "in one transfer is one PUT, in several a multipart upload or block list with a part "
+        "per transfer; each read transfer one GET; the untimed layout of reading workloads is "
+        "not counted)"
+    )
+    return _priced(spec, spec.target.kind, billed, billed, notes, catalogue, price, priced_as,
+                   keep_hours)  # fmt: skip
+
+
+def _priced(
+    spec: RunSpec,
+    kind: str,
+    counted: dict[str, int],
+    billed: dict[str, int],
+    notes: list[str],
+    catalogue: Catalogue,
+    price: Price | None,
+    priced_as: str,
+    keep_hours: float,
+) -> CostBreakdown:
     stored = registry.get(spec.workload).stored_bytes(spec)
     by_class: dict[str, int] = {}
     requests_cost = keep_cost = None
@@ -181,7 +242,7 @@ def estimate_cost(
             )
     return CostBreakdown(
         run=describe(spec, target=False),
-        target_url=str(run["target"]["url"]),
+        target_url=spec.target.url,
         target_kind=kind,
         priced_as=priced_as,
         price_id=price.id if price else None,
@@ -212,11 +273,11 @@ def translate_requests(
     Raises:
         SpecError: object-store requests cannot be priced as a POSIX file system.
     """
-    counted = _requests(doc)
+    counted = _requests(doc.phases)
     if kind == priced_as or (kind in S3_LIKE and priced_as in S3_LIKE):
         return counted, []
     if kind == "posix" and priced_as in OBJECT_KINDS:
-        return _posix_as_object(run, doc, priced_as)
+        return _posix_as_object(run, doc.phases, priced_as)
     if kind in OBJECT_KINDS and priced_as in OBJECT_KINDS:
         return _object_as_object(counted, priced_as), [
             f"requests renamed from {kind} to {priced_as} (multipart parts <-> staged blocks)"
@@ -225,7 +286,7 @@ def translate_requests(
 
 
 def _posix_as_object(
-    run: Mapping[str, object], doc: ResultDocument, priced_as: str
+    run: Mapping[str, object], phases: Sequence[Any], priced_as: str
 ) -> tuple[dict[str, int], list[str]]:
     spec = RunSpec.from_dict(dict(run))
     written = registry.get(spec.workload).objects_written(spec)
@@ -241,7 +302,7 @@ def _posix_as_object(
             billed[name] = billed.get(name, 0) + count
 
     multipart = False
-    for phase in doc.phases:
+    for phase in phases:
         if phase.phase == "write":
             transfers = phase.requests.get("write", 0)
             uploads = -(-transfers // parts_per_object)
@@ -295,9 +356,10 @@ def _object_as_object(counted: Mapping[str, int], priced_as: str) -> dict[str, i
     return billed
 
 
-def _requests(doc: ResultDocument) -> dict[str, int]:
+def _requests(phases: Sequence[Any]) -> dict[str, int]:
+    """Requests by kind over `phases` (a document's, or a plan's PlannedPhase)."""
     total: dict[str, int] = {}
-    for phase in doc.phases:
+    for phase in phases:
         for name, count in phase.requests.items():
             total[name] = total.get(name, 0) + int(count)
     return dict(sorted(total.items(), key=lambda item: _kind_rank(item[0])))

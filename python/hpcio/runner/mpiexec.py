@@ -102,8 +102,18 @@ def relaunch(ranks: int, argv: Sequence[str]) -> int:
         for number, handler in saved.items():
             signal.signal(number, handler)
     if received:
+        _restore_terminal()
         raise interrupts.Interrupted(received[0])
     return code
+
+
+def _restore_terminal() -> None:
+    """A rank stopped in the middle of a progress bar leaves its terminal with the cursor
+    hidden and the line unfinished: show the cursor, end the line, before hpcio says why."""
+    if sys.stdout.isatty():
+        with contextlib.suppress(OSError):
+            sys.stdout.write("\x1b[?25h\n")
+            sys.stdout.flush()
 
 
 #: Open MPI's mpiexec stops its ranks in two of its kill delays (SIGCONT, wait, SIGTERM, wait,

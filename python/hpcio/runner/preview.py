@@ -11,11 +11,6 @@ from hpcio.runner import resources
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
 from hpcio.workloads import registry
-from hpcio.workloads.contract import CollectBody, Phase, PlanBody, RankInfo
-from hpcio.workloads.plans import Op
-
-#: Ranks whose plans are built to count transfers; beyond, the count is scaled from them.
-_SAMPLED_RANKS = 64
 
 
 def lines(run: RunSpec) -> Iterator[str]:
@@ -37,7 +32,7 @@ def lines(run: RunSpec) -> Iterator[str]:
         yield f"  laid out first, untimed: {format_bytes(workload.stored_bytes(prepared))}"
     for phase in workload.phases(run):
         moved = workload.moved_bytes(run, phase)
-        counted = transfers(run, phase)
+        counted = workload.planned_transfers(run, phase)
         calls = f", {counted:,} transfers" if counted is not None else ""
         if counted is not None and run.target.is_object_store:
             calls += " (a request each; an object written in parts adds a create and a complete)"
@@ -50,25 +45,6 @@ def lines(run: RunSpec) -> Iterator[str]:
     )
     if not run.target.is_object_store:
         yield "  " + _space(run)
-
-
-def transfers(run: RunSpec, phase: Phase) -> int | None:
-    """Transfers all ranks make in one `phase`, from their plans (a sample of the ranks of a
-    large job); None where the workload's own code makes them (not known before it runs)."""
-    workload = registry.get(run.workload)
-    sampled = min(run.ranks, _SAMPLED_RANKS)
-    total = 0
-    for rank in range(sampled):
-        who = RankInfo(rank, run.ranks, ranks_per_node=run.ranks_per_node or run.ranks)
-        body = workload.body(run, phase, who)
-        if isinstance(body, CollectBody):  # the collector moves every piece, in transfers
-            return sum(length // body.transfer_bytes for mine in body.pieces for _, length in mine)
-        if not isinstance(body, PlanBody):
-            return None
-        plan = body.plan
-        moving = (plan.ops == int(Op.WRITE)) | (plan.ops == int(Op.READ))
-        total += int(plan.counts[moving].sum())
-    return total * run.ranks // sampled
 
 
 def _space(run: RunSpec) -> str:

@@ -233,6 +233,28 @@ class Workload:
         laid-out file); None: none."""
         return None
 
+    def planned_transfers(self, run: RunSpec, phase: Phase, sample: int = 64) -> int | None:
+        """Transfers all ranks make in one `phase`, counted from their bodies' plans (the
+        first `sample` ranks, scaled up for a large job); None where the workload's own code
+        makes them (a Python body: not known before it runs)."""
+        from hpcio.workloads.plans import Op
+
+        sampled = min(run.ranks, sample)
+        total = 0
+        for rank in range(sampled):
+            who = RankInfo(rank, run.ranks, ranks_per_node=run.ranks_per_node or run.ranks)
+            body = self.body(run, phase, who)
+            if isinstance(body, CollectBody):  # the collector moves every piece, in transfers
+                return sum(
+                    length // body.transfer_bytes for mine in body.pieces for _, length in mine
+                )
+            if not isinstance(body, PlanBody | SharedUploadBody):
+                return None
+            plan = body.plan
+            moving = (plan.ops == int(Op.WRITE)) | (plan.ops == int(Op.READ))
+            total += int(plan.counts[moving].sum())
+        return total * run.ranks // sampled
+
     def uses_mpiio(self, run: RunSpec) -> bool:
         """The run opens its files through MPI-IO, so it takes MPI-IO hints (striping among
         them: workloads/striping.py)."""
