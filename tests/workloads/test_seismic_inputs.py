@@ -142,3 +142,17 @@ def test_a_missing_library_is_one_line(hpcio, target_dir, file_url, error_line, 
     assert error_line(done) == (
         "hpcio: error: --library segy needs segyio (scripts/setup installs it)"
     )
+
+
+def test_dry_run_counts_the_chunks_and_prices_nothing(hpcio, target_dir, file_url, error_line):
+    args = ("--workload", "volume", "--volume", "1000x1000x500", "-n", 4)
+    done = hpcio("run", *args, "--target", file_url(target_dir), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "chunks 50x50x500" in done.stdout
+    assert "401 file(s) (hpcio-volume.zarr/zarr.json, hpcio-volume.zarr/c/0/0/0" in done.stdout
+    assert "4 rank(s) x (a slab of 476.8 MiB + 2 pieces of 4.8 MiB)" in done.stdout
+    priced = hpcio("cost", "--plan", "run", *args, "--target", "s3://bucket/x")
+    assert priced.returncode == 2
+    assert error_line(priced) == ("hpcio: error: volume: its requests are made by its own code "
+                                  "and known only once it runs; price its result documents "
+                                  "instead")  # fmt: skip

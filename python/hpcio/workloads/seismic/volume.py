@@ -259,6 +259,10 @@ class Volume(Workload):
     def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
         return volume_body(run, phase, who)
 
+    def planned_transfers(self, run: RunSpec, phase: Phase, sample: int = 64) -> int | None:
+        # The library makes the requests; building a body would make a rank's data too.
+        return None
+
     def keys(self, run: RunSpec) -> list[str]:
         return volume_keys(run)
 
