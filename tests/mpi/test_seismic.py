@@ -68,7 +68,8 @@ def test_every_library_writes_the_model(hpcio, file_url, target_dir, tmp_path, l
         chunks = 10 * 2  # 5x12x40 and 5x24x20 both cut the volume in 20
         assert write["metrics"]["chunks"] == read["metrics"]["chunks"] == chunks
         assert write["requests"]["write"] == chunks
-        assert write["metrics"]["requests_put"] == chunks + 1  # and the array's zarr.json
+        # On file:// the store's calls are file I/O, in the phase's own requests; no billing.
+        assert not [name for name in write["metrics"] if name.startswith("requests_")]
         assert read["metrics"]["read_amplification"] > 0
     else:
         assert write["metrics"]["files"] == 1

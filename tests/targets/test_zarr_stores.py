@@ -64,6 +64,13 @@ def test_zarr_on_an_object_store(hpcio, server, tmp_path, compression, monkeypat
     else:
         assert fetched >= raw
 
+    # hpcio cost bills the store's requests (the metrics), not zarr's calls.
+    priced = hpcio("cost", out, "--format", "json")
+    assert priced.returncode == 0, priced.stderr
+    (bill,) = json.loads(priced.stdout)["runs"]
+    assert bill["requests"]["put"] == len(chunks) + 1
+    assert "open" not in bill["requests"]
+
     cleaned = hpcio("clean", "--target", server.url(prefix), env=server.env)
     assert cleaned.returncode == 0, cleaned.stderr
     assert listed(server, prefix) == []

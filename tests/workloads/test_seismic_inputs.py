@@ -156,3 +156,13 @@ def test_dry_run_counts_the_chunks_and_prices_nothing(hpcio, target_dir, file_ur
     assert error_line(priced) == ("hpcio: error: volume: its requests are made by its own code "
                                   "and known only once it runs; price its result documents "
                                   "instead")  # fmt: skip
+
+
+def test_a_large_put_is_counted_as_obstore_uploads_it():
+    from hpcio.workloads.seismic.stores import put_requests
+
+    assert put_requests("s3", 5 << 20) == {"put": 1}
+    assert put_requests("s3", (5 << 20) + 1) == {
+        "create_multipart": 1, "upload_part": 2, "complete_multipart": 1,
+    }  # fmt: skip
+    assert put_requests("azure", 12 << 20) == {"put_block": 3, "put_block_list": 1}

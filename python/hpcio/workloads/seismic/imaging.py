@@ -35,7 +35,7 @@ from hpcio.workloads.contract import (
 )
 from hpcio.workloads.seismic import stores, velocity
 from hpcio.workloads.seismic import volume as volumes
-from hpcio.workloads.seismic.libraries import compressors, timed
+from hpcio.workloads.seismic.libraries import compressors, count_requests, timed
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
@@ -230,6 +230,7 @@ def _write_file(context: Context, key: str, data: np.ndarray) -> None:
             context.metrics["stored_bytes"] = context.metrics.get("stored_bytes", 0) + (
                 store.put_bytes
             )
+            count_requests(context.metrics, store)
     elif library == "hdf5":
         import h5py
 
@@ -283,6 +284,7 @@ def _read_file(context: Context, key: str, shape: tuple[int, int]) -> np.ndarray
             context.metrics["fetched_bytes"] = (
                 context.metrics.get("fetched_bytes", 0) + store.fetched_bytes
             )
+            count_requests(context.metrics, store)
     elif library == "hdf5":
         import h5py
 
