@@ -19,7 +19,9 @@ def report(results, hpcio, tmp_path_factory):
 
 
 def expected_plot_ids(docs):
-    return {f"plot-{p.name}" for p in plots.report_plots(docs).plots}
+    """The report's plots, and the summary's headline chart per phase."""
+    headlines = {f"plot-headline-{phase}" for d in docs for phase in d.summary}
+    return {f"plot-{p.name}" for p in plots.report_plots(docs).plots} | headlines
 
 
 def check_study_tables(page, docs):
@@ -66,14 +68,17 @@ def test_runs_specs_environment_and_warnings(report, parse_page):
     path, docs = report
     page = parse_page(path.read_text())
     _, rows = page.rows("runs")
-    assert len(rows) == sum(len(d.summary) for d in docs)
+    _, folded = page.rows("runs-detail")
+    assert len(rows) == len(folded) == sum(len(d.summary) for d in docs)
     for number, doc in enumerate(docs, start=1):
         for phase, summary in doc.summary.items():
             (row,) = [r for r in rows if r["Run"][0] == str(number) and r["Phase"][0] == phase]
+            (more,) = [r for r in folded if r["Run"][0] == str(number) and r["Phase"][0] == phase]
             bandwidth = summary.bandwidth_mib_s
             assert row["Bandwidth mean (MiB/s)"] == (f"{bandwidth.mean:.3f}", repr(bandwidth.mean))
-            assert row["stddev"][1] == repr(bandwidth.stddev)
-            assert row["p99 op (ms)"][1] == repr(summary.latency.p99_s * 1e3)
+            assert row["Time mean (s)"][1] == repr(summary.seconds.mean)
+            assert more["stddev"][1] == repr(bandwidth.stddev)
+            assert more["p99 op (ms)"][1] == repr(summary.latency.p99_s * 1e3)
         spec_text = page.details[f"spec-{number}"]
         assert json.loads(spec_text[spec_text.index("{") :]) == doc.run
         if doc.cache.reads_may_hit_page_cache:
@@ -215,3 +220,36 @@ def test_time_based_tables_divide_the_bytes_moved(results, hpcio, tmp_path, pars
             (row,) = [r for r in rows if r["File Size Per Proc (MiB)"][0] == per_proc]
             bandwidth = float(row["Bandwidth (MiB/s)"][1])
             assert bandwidth == pytest.approx(doc.summary[phase].bandwidth_mib_s.mean, rel=1e-9)
+
+
+def test_the_page_opens_with_the_answer(report, parse_page):
+    path, docs = report
+    text = path.read_text()
+    assert text.index('<section id="summary">') < text.index('<section id="warnings">')
+    page = parse_page(text)
+    for phase in ("write", "read"):
+        assert f"plot-headline-{phase}" in page.images
+        _, rows = page.rows(f"extremes-{phase}")
+        speeds = sorted(
+            ((d.summary[phase].bandwidth_mib_s.mean, n) for n, d in enumerate(docs, start=1)),
+            reverse=True,
+        )
+        best = [r for r in rows if r[""][0] == "best"]
+        worst = [r for r in rows if r[""][0] == "worst"]
+        assert [r["Run"][0] for r in best] == [str(n) for _, n in speeds[:3]]
+        assert worst[0]["Run"][0] == str(speeds[-1][1])
+        assert float(best[0][f"{phase} MiB/s"][1]) == speeds[0][0]
+
+
+def test_the_same_warning_about_several_runs_is_one_range(results, hpcio, tmp_path, parse_page):
+    lines = results.a.read_text().splitlines()
+    crowded = [json.loads(line) for line in lines[:3]]
+    for record in crowded:
+        record["cores_per_node"] = 1
+    source = tmp_path / "crowded.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in crowded))
+    done = hpcio("report", source, "--html", tmp_path / "page.html")
+    assert done.returncode == 0, done.stderr
+    text = parse_page((tmp_path / "page.html").read_text()).text
+    assert "runs 1-3: ranks outnumber cores: 2 ranks per node on 1 cores" in text
+    assert not re.search(r"run \d \([^)]*\): ranks outnumber cores", text)  # not one per run

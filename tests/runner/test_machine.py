@@ -112,3 +112,19 @@ def test_a_document_records_software_and_command(hpcio_process, tmp_path, read_d
     assert "aws_secret_access_key=<hidden>" in doc["command_line"]
     assert doc["software"]["mpi"]["library"]
     assert doc["software"]["engine_build"] == "release"
+    assert doc["storage"] == {"url": "memory://m", "kind": "memory",
+                              "endpoint": "the provider's default",
+                              "credentials": "none needed (in this process)"}  # fmt: skip
+
+
+def test_a_posix_document_records_its_storage(hpcio_process, target_dir, tmp_path,
+                                              read_documents):  # fmt: skip
+    out = tmp_path / "r.jsonl"
+    done = hpcio_process("run", "--pattern", "mfmw", "--size-per-rank", "1MiB", "--target",
+                         f"file://{target_dir}", "-q", "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    storage = doc["storage"]
+    assert storage["path"] == str(target_dir) and storage["file_system"]
+    assert storage["o_direct"] in (True, False) and storage["free_bytes"] > 0
+    assert list(target_dir.iterdir()) == []

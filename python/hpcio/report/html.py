@@ -33,8 +33,13 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
 th { background: #f2f2f2; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.beyond td { background: #fff3cd; }
-figure { margin: 1em 0 2em; }
+figure { margin: 0 0 1em; }
 figure img { max-width: 100%; border: 1px solid #eee; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr));
+        gap: 1em; align-items: start; }
+td { overflow-wrap: anywhere; }
+td:first-child, th:first-child { white-space: nowrap; }
+details > table { margin-left: 1em; }
 figcaption { font-size: 0.9em; color: #555; }
 .warnings li { margin: 0.3em 0; }
 .note { color: #555; font-size: 0.9em; }
@@ -55,6 +60,7 @@ def report_page(docs: Sequence[ResultDocument], plots: PlotSet, sources: Sequenc
         f"{min(d.started_at_utc for d in docs)} to {max(d.finished_at_utc for d in docs)} (UTC)."
     )
     sections = [
+        ("summary", "Summary", _summary(docs)),
         ("warnings", "Warnings", _warnings(docs)),
         ("environment", "Environment", _environment(docs)),
         ("tables", "Tables", _study_tables(study_tables(docs))),
@@ -159,14 +165,44 @@ def _study_tables(tables_: Sequence[Table]) -> str:
 
 
 def _plots(plots: PlotSet) -> str:
-    parts = []
-    for plot in plots.plots:
-        parts.append(
-            f'<figure><img id="plot-{escape(plot.name)}" alt="{escape(plot.title)}" '
-            f'src="{_data_uri(plot)}"><figcaption>{escape(plot.title)}</figcaption></figure>'
-        )
-    parts.extend(f'<p class="note">{escape(reason)}</p>' for reason in plots.skipped)
-    return "\n".join(parts)
+    figures = "".join(_figure(plot) for plot in plots.plots)
+    notes = "".join(f'<p class="note">{escape(reason)}</p>' for reason in plots.skipped)
+    return f'<div class="grid">{figures}</div>{notes}'
+
+
+def _figure(plot: Plot) -> str:
+    return (
+        f'<figure><img id="plot-{escape(plot.name)}" alt="{escape(plot.title)}" '
+        f'src="{_data_uri(plot)}"><figcaption>{escape(plot.title)}</figcaption></figure>'
+    )
+
+
+def _summary(docs: Sequence[ResultDocument]) -> str:
+    """The answer first: a headline chart per phase, then its best and worst runs."""
+    from hpcio.report import summary
+
+    charts, tables_ = [], []
+    for phase in summary.phases(docs):
+        charts.append(_figure(summary.headline(docs, phase)))
+        best, worst = summary.extremes(docs, phase)
+        rows: list[list[Cell]] = [
+            [which, str(r.number), r.label, r.target, (str(r.ranks), r.ranks),
+             _mib(r.per_rank_bytes), (f"{r.bandwidth_mib_s:.1f}", r.bandwidth_mib_s)]
+            for which, chosen in (("best", best), ("worst", worst)) for r in chosen
+        ]  # fmt: skip
+        headers = ["", "Run", "Workload", "Target", "Ranks", "Size per rank (MiB)",
+                   f"{phase} MiB/s"]  # fmt: skip
+        tables_.append(f"<div><h3>{escape(phase)}: best and worst runs</h3>"
+                       f"{_table(headers, rows, table_id=f'extremes-{phase}')}</div>")  # fmt: skip
+    count = len(caveats(docs))
+    said = (
+        f'<p class="note">{count} warning(s) below: read them before the figures.</p>'
+        if count
+        else ""
+    )
+    return (
+        f'<div class="grid">{"".join(charts)}</div><div class="grid">{"".join(tables_)}</div>{said}'
+    )
 
 
 def _data_uri(plot: Plot) -> str:
@@ -204,43 +240,41 @@ def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
                 tuple(f"run {n} ({title}): " + "; ".join(d.cache.notes) for n, title, d in cached),
             )
         )
+    each: dict[str, list[tuple[int, str]]] = {}  # a warning -> the runs it is about
+
+    def about(n: int, title: str, text: str) -> None:
+        each.setdefault(text, []).append((n, title))
+
     for n, title, doc in titled:
         for warning in doc.warnings:
             if warning.startswith(PAGE_CACHE_WARNING):
                 continue  # gathered above, over all runs
-            found.append(Caveat(f"run {n} ({title}): {warning}"))
+            about(n, title, warning)
         if doc.cores_per_node is not None and doc.ranks_per_node > doc.cores_per_node:
-            found.append(
-                Caveat(
-                    f"run {n} ({title}): ranks outnumber cores: {doc.ranks_per_node} ranks per "
-                    f"node on {doc.cores_per_node} cores; ranks shared cores, which slows what "
-                    "its figures measure"
-                )
-            )
+            about(n, title, f"ranks outnumber cores: {doc.ranks_per_node} ranks per node on "
+                  f"{doc.cores_per_node} cores; ranks shared cores, which slows what its "
+                  "figures measure")  # fmt: skip
         if doc.status != "complete":
-            found.append(
-                Caveat(
-                    f"run {n} ({title}): {doc.status}: its figures hold only the iterations "
-                    "that finished"
-                )
-            )
+            about(n, title, f"{doc.status}: its figures hold only the iterations that finished")
         for name, summary in doc.summary.items():
             if summary.throttled or summary.retried:
-                found.append(
-                    Caveat(
-                        f"run {n} ({title}): {name}: the store throttled {summary.throttled} "
-                        f"response(s); {summary.retried} request(s) were retried"
-                    )
-                )
+                about(n, title, f"{name}: the store throttled {summary.throttled} response(s); "
+                      f"{summary.retried} request(s) were retried")  # fmt: skip
         for phase in doc.phases:
             if phase.errors:
                 first = "; ".join(phase.first_errors)
-                found.append(
-                    Caveat(
-                        f"run {n} ({title}): {phase.phase} iteration {phase.iteration + 1}: "
-                        f"{phase.errors} failed operation(s)" + (f": {first}" if first else "")
-                    )
-                )
+                about(n, title, f"{phase.phase} iteration {phase.iteration + 1}: {phase.errors} "
+                      "failed operation(s)" + (f": {first}" if first else ""))  # fmt: skip
+    # The same words about several runs are one warning with their range, not one per run.
+    for text, runs in each.items():
+        if len(runs) == 1:
+            ((n, title),) = runs
+            found.append(Caveat(f"run {n} ({title}): {text}"))
+        else:
+            found.append(Caveat(
+                f"{_runs_label([n for n, _ in runs])}: {text}",
+                tuple(f"run {n}: {title}" for n, title in runs),
+            ))  # fmt: skip
     debug = [n for n, _, d in titled if d.engine.get("debug_build")]
     if debug:
         found.append(
@@ -322,55 +356,42 @@ def _spans(numbers: Sequence[int]) -> str:
 
 
 def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
-    """Every run's figures per phase, then its full spec as it is in the document."""
-    headers = [
-        "Run",
-        "Workload",
-        "Target",
-        "Ranks",
-        "Size per rank (MiB)",
-        "Transfer (MiB)",
-        "Iterations",
-        "Phase",
-        "Bandwidth mean (MiB/s)",
-        "stddev",
-        "min",
-        "max",
-        "Time mean (s)",
-        "p50 op (ms)",
-        "p99 op (ms)",
-    ]
+    """Every run's figures per phase (the spread and per-op latencies folded beneath), then its
+    full spec as it is in the document."""
+    headers = ["Run", "Workload", "Target", "Ranks", "Size per rank (MiB)", "Transfer (MiB)",
+               "Iterations", "Phase", "Bandwidth mean (MiB/s)", "Time mean (s)"]  # fmt: skip
+    detail_headers = ["Run", "Phase", "Bandwidth mean (MiB/s)", "stddev", "min", "max",
+                      "p50 op (ms)", "p99 op (ms)"]  # fmt: skip
     rows: list[list[Cell]] = []
+    details: list[list[Cell]] = []
     for number, doc in enumerate(docs, start=1):
         run, settings = doc.run, doc.settings
         for phase, s in doc.summary.items():
             bw = s.bandwidth_mib_s
-            rows.append(
-                [
-                    str(number),
-                    registry.label(doc.workload, settings),
-                    str(run["target"]["url"]),
-                    (str(doc.ranks), doc.ranks),
-                    _mib(per_rank_bytes(doc)),
-                    _mib(settings.get("transfer_bytes")),
-                    (str(s.iterations), s.iterations),
-                    phase,
-                    (f"{bw.mean:.3f}", bw.mean),
-                    (f"{bw.stddev:.3f}", bw.stddev),
-                    (f"{bw.min:.3f}", bw.min),
-                    (f"{bw.max:.3f}", bw.max),
-                    (f"{s.seconds.mean:.5f}", s.seconds.mean),
-                    (f"{s.latency.p50_s * 1e3:.3f}", s.latency.p50_s * 1e3),
-                    (f"{s.latency.p99_s * 1e3:.3f}", s.latency.p99_s * 1e3),
-                ]
-            )
+            mean: Cell = (f"{bw.mean:.3f}", bw.mean)
+            rows.append([
+                str(number), registry.label(doc.workload, settings), str(run["target"]["url"]),
+                (str(doc.ranks), doc.ranks), _mib(per_rank_bytes(doc)),
+                _mib(settings.get("transfer_bytes")), (str(s.iterations), s.iterations), phase,
+                mean, (f"{s.seconds.mean:.5f}", s.seconds.mean),
+            ])  # fmt: skip
+            details.append([
+                str(number), phase, mean, (f"{bw.stddev:.3f}", bw.stddev),
+                (f"{bw.min:.3f}", bw.min), (f"{bw.max:.3f}", bw.max),
+                (f"{s.latency.p50_s * 1e3:.3f}", s.latency.p50_s * 1e3),
+                (f"{s.latency.p99_s * 1e3:.3f}", s.latency.p99_s * 1e3),
+            ])  # fmt: skip
     specs = "\n".join(
         f'<details id="{anchor}spec-{number}"><summary>run {number}: '
         f"{escape(_run_title(doc))}</summary><pre>{escape(json.dumps(doc.run, indent=2))}"
         "</pre></details>"
         for number, doc in enumerate(docs, start=1)
     )
-    return _table(headers, rows, table_id=f"{anchor}runs") + "\n<h3>Specs</h3>\n" + specs
+    spread = (
+        "<details><summary>spread over iterations and per-op latency, per run and phase"
+        f"</summary>{_table(detail_headers, details, table_id=f'{anchor}runs-detail')}</details>"
+    )
+    return _table(headers, rows, table_id=f"{anchor}runs") + spread + "\n<h3>Specs</h3>\n" + specs
 
 
 def _mib(n_bytes: int | None) -> Cell:

@@ -170,6 +170,10 @@ class ResultDocument:
     software: dict[str, Any] | None = None
     #: The command that made the run, --store-option values hidden; None in older documents.
     command_line: tuple[str, ...] | None = None
+    #: The storage under the target as `hpcio env --target` describes it (file system, mount
+    #: options, O_DIRECT, free space, read ceiling; an object store's endpoint and credential
+    #: source, never a credential); None in older documents.
+    storage: dict[str, Any] | None = None
 
     @property
     def workload(self) -> str:

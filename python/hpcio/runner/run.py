@@ -135,6 +135,7 @@ def execute(
     topo = topology(world)
     cores = resources.cores_per_node(world)
     about = machine.software(probe=False) if world.rank == 0 else None
+    storage = machine.storage(run.target) if world.rank == 0 else None
     command = ("hpcio", *machine.command_line(sys.argv[1:]))
     problem: HpcioError | None = None
     if world.rank == 0:
@@ -176,6 +177,7 @@ def execute(
             cores_per_node=cores,
             software=about,
             command_line=command,
+            storage=storage,
             run=run.to_dict(),
             cache=cache,
             phases=tuple(figures),

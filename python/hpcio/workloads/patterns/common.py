@@ -4,7 +4,7 @@ the runner, limits, page-cache notes and reports ask every workload for."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -198,6 +198,11 @@ class PatternWorkload(Workload):
 
     def uses_mpiio(self, run: RunSpec) -> bool:
         return run.params.api != "posix"
+
+    def label(self, settings: dict[str, Any]) -> str:
+        """The pattern, with the API when it is not the engine's own: 'sfmw (hdf5)'."""
+        api = settings.get("api", "posix")
+        return self.name if api == "posix" else f"{self.name} ({api})"
 
     def _validate_api(self, run: RunSpec) -> None:
         p = run.params
