@@ -23,6 +23,7 @@ COMMANDS = {
     "compare": "hpcio.commands.compare",
     "profile": "hpcio.commands.profile",
     "env": "hpcio.commands.env",
+    "checkpoint": "hpcio.commands.checkpoint",
 }
 
 

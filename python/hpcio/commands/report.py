@@ -51,6 +51,11 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
         sys.stdout.write(render(study_tables(docs), args.format))
         if args.format == "md":
             _profile_tables(docs)
+            from hpcio.report.checkpoints import checkpoint_table
+
+            checkpoints = checkpoint_table(docs)
+            if checkpoints:
+                sys.stdout.write("\n" + checkpoints)
         return 0
     from hpcio.report import plots
 

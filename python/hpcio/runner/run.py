@@ -292,6 +292,11 @@ def _phase(
     return figures
 
 
+def remove_written(world: Comm, run: RunSpec) -> None:
+    """Remove what `run` wrote and kept (a later run read it), every rank its share."""
+    _remove(world, open_target(run), run)
+
+
 def _remove(world: Comm, target: _engine.Target, run: RunSpec) -> None:
     """Every rank removes its share of the files, then all wait (outside any timed phase)."""
     keys = written_keys([run])

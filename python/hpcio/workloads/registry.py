@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from hpcio.errors import SpecError
 from hpcio.spec.options import Option, declared
-from hpcio.workloads import patterns, python_files
+from hpcio.workloads import checkpoint, patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
 from hpcio.workloads.seismic import imaging, volume
@@ -18,6 +18,7 @@ _REGISTERED: tuple[Workload, ...] = (
     *storage.WORKLOADS,
     iozone.Iozone(),
     python_files.PythonFiles(),
+    *checkpoint.WORKLOADS,
     volume.Volume(),
     imaging.Imaging(),
 )  # fmt: skip

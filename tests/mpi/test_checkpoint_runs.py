@@ -1,0 +1,64 @@
+"""`hpcio checkpoint` end to end: 8 ranks save their shards ten times, then load them ten
+times, on a directory and on the S3 and Azure test servers; the table, and nothing left."""
+
+import pytest
+from hpcio.results import io as results_io
+
+pytestmark = pytest.mark.mpi
+
+MiB = 1 << 20
+
+
+def check(done, out, url):
+    assert done.returncode == 0, done.stderr
+    save, load = results_io.read(out)
+    assert (save.run["phases"], load.run["phases"]) == (["write"], ["read"])
+    for doc, phase in ((save, "write"), (load, "read")):
+        assert doc.workload == "llama3-8b" and doc.ranks == 8
+        assert [p.phase for p in doc.phases] == [phase] * 10
+        assert all(p.bytes_total == 8 * 13 * MiB and p.errors == 0 for p in doc.phases)
+    table = done.stdout[done.stdout.index("### checkpoints") :]
+    row = next(line for line in table.splitlines() if line.startswith("| llama3-8b"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:4] == ["llama3-8b", "8", "104 MiB", url]
+    save_s = save.summary["write"].seconds.mean
+    assert cells[4] == f"{save_s:.3f}" and cells[5] == f"{104 / 1024 / save_s:.3f}"
+
+
+def test_a_checkpoint_on_a_directory(hpcio, target_dir, file_url, tmp_path):
+    out = tmp_path / "r.jsonl"
+    url = file_url(target_dir)
+    done = hpcio("checkpoint", "llama3-8b", "--target", url, "--scale", 1024, "--verify",
+                 "--reorder", "-q", "-o", out)  # fmt: skip
+    check(done, out, url)
+    save, load = results_io.read(out)
+    assert save.run["fsync"] is True and load.params["reorder"] is True
+    assert list(target_dir.iterdir()) == []
+
+
+def test_kept_shards_stay(hpcio, target_dir, file_url, tmp_path):
+    done = hpcio("checkpoint", "llama3-8b", "--target", file_url(target_dir), "--scale", 2048,
+                 "--keep", "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in target_dir.iterdir()) == [
+        f"hpcio-rank{r:06d}.dat" for r in range(8)
+    ]
+
+
+@pytest.mark.parametrize("store", ["s3_server", "azure_server"])
+def test_a_checkpoint_on_an_object_store(hpcio, tmp_path, request, store):
+    server = request.getfixturevalue(store)
+    out = tmp_path / "r.jsonl"
+    url = server.url("ckpt")
+    done = hpcio("checkpoint", "llama3-8b", "--target", url, "--scale", 1024, "--transfer",
+                 "5MiB", "--verify", "-q", "-o", out, env=server.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    save, _ = results_io.read(out)
+    assert save.run["fsync"] is False  # an upload is complete when it returns
+    requests = save.phases[0].requests
+    if store == "s3_server":  # 10 MiB in 5 MiB parts: a multipart upload per shard
+        assert requests["complete_multipart"] == 8
+        listed = server.client().list_objects_v2(Bucket=server.bucket, Prefix="ckpt/")
+        assert listed.get("KeyCount", 0) == 0  # the shards went after the loads
+    else:
+        assert requests["put_block_list"] == 8
