@@ -97,6 +97,8 @@ class CountedStore:  # the interface the workload reads; the real class is built
     fetched_bytes: int
     put_bytes: int
 
+    def close(self) -> None: ...
+
 
 _CLASS: list[type] = []
 
@@ -106,7 +108,7 @@ def _counted_class() -> type:
         return _CLASS[0]
     from zarr.storage import WrapperStore
 
-    class _Counted(WrapperStore):  # type: ignore[type-arg]
+    class _Counted(WrapperStore):
         """Every request zarr makes, by kind, with the bytes each moved; the wrapped store
         does the work. Counts are kept on the store's event loop thread alone."""
 
