@@ -134,8 +134,10 @@ def say(lines: Sequence[str]) -> None:
 
 
 def _profile_tables(docs: Sequence[ResultDocument]) -> None:
-    """The fio study's tables for profile runs, IOzone's table for iozone runs."""
+    """The fio study's tables for profile runs, IOzone's table for iozone runs, the RTM
+    study's library table for volume and imaging runs."""
     from hpcio.report.iozone import iozone_table, is_iozone
+    from hpcio.report.libraries import library_table
     from hpcio.report.profiles import is_profile, profile_tables
 
     profiled = [doc for doc in docs if is_profile(doc)]
@@ -143,3 +145,6 @@ def _profile_tables(docs: Sequence[ResultDocument]) -> None:
         sys.stdout.write("\n" + profile_tables(profiled) + "\n")
     if any(is_iozone(doc) for doc in docs):
         sys.stdout.write("\n" + iozone_table(docs) + "\n")
+    libraries = library_table(docs)
+    if libraries:
+        sys.stdout.write("\n" + libraries)

@@ -360,9 +360,22 @@ def _requests(phases: Sequence[Any]) -> dict[str, int]:
     """Requests by kind over `phases` (a document's, or a plan's PlannedPhase)."""
     total: dict[str, int] = {}
     for phase in phases:
-        for name, count in phase.requests.items():
+        for name, count in _store_requests(phase).items():
             total[name] = total.get(name, 0) + int(count)
     return dict(sorted(total.items(), key=lambda item: _kind_rank(item[0])))
+
+
+def _store_requests(phase: Any) -> Mapping[str, int]:
+    """A phase's requests to its store: a library workload on an object store counts them
+    itself (metrics requests_<kind>), its phase's own requests being the library's calls."""
+    metrics = getattr(phase, "metrics", None) or {}
+    counted = {k.removeprefix(_LIBRARY_REQUESTS): v for k, v in metrics.items()
+               if k.startswith(_LIBRARY_REQUESTS)}  # fmt: skip
+    return counted or phase.requests
+
+
+#: The prefix of a library workload's store requests among a phase's metrics.
+_LIBRARY_REQUESTS = "requests_"
 
 
 def _kind_rank(name: str) -> tuple[int, str]:

@@ -33,6 +33,37 @@ def written_keys(specs: Sequence[RunSpec]) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
+def remove_empty_directories(spec: TargetSpec, keys: Sequence[str]) -> None:
+    """On a file:// target, the directories that keys with a "/" lived in (a zarr array's),
+    deepest first, each once it is empty: removing the keys leaves them behind."""
+    if spec.is_object_store:
+        return
+    directories: set[str] = set()
+    for key in keys:
+        parent = os.path.dirname(key)
+        while parent:
+            directories.add(parent)
+            parent = os.path.dirname(parent)
+    for directory in sorted(directories, key=lambda d: d.count("/"), reverse=True):
+        with contextlib.suppress(OSError):  # not empty: someone else's files are there
+            os.rmdir(os.path.join(spec.path, directory))
+
+
+def _files_under(spec: TargetSpec, keys: Sequence[str]) -> list[str]:
+    """`keys` with each directory among them (a zarr array's, on file://) replaced by the
+    files below it, as keys."""
+    found = []
+    for key in keys:
+        top = os.path.join(spec.path, key)
+        if spec.is_object_store or not os.path.isdir(top):
+            found.append(key)
+            continue
+        for folder, _, names in os.walk(top):
+            relative = os.path.relpath(folder, spec.path)
+            found += [f"{relative}/{name}" for name in sorted(names)]
+    return found
+
+
 def after_failed_job(
     code: int, specs: Sequence[RunSpec], job: str, output: str | None, since: int = 0
 ) -> None:
@@ -71,6 +102,7 @@ def clean_up_after(
         if not spec.keep and spec.writes:
             with contextlib.suppress(OSError, HpcioError):  # `hpcio clean` removes the rest
                 open_target(spec).remove(written_keys(specs))
+                remove_empty_directories(spec.target, written_keys(specs))
     if output and output != results_io.STDOUT:
         interrupted = results_io.interrupted_since(output, since)
         shown = "stdout" if output == os.environ.get(results_io.SPOOL_VARIABLE) else output
@@ -121,6 +153,11 @@ def clean_target(spec: TargetSpec, dry_run: bool = False) -> Leftovers:
         target = _engine.Target(spec.url, options=dict(spec.options))
         # A run's lock goes too: one a killed run left on an object store would block the next.
         keys = [k for k in target.list(OWN_PREFIX) if is_own_key(k) or k == LOCK_KEY]
+        keys = _files_under(spec, keys)
+        if spec.is_object_store and spec.kind != "memory":
+            from hpcio.workloads.seismic.stores import keys_below
+
+            keys += [k for k in keys_below(spec, OWN_PREFIX) if is_own_key(k)]
         # S3 bills for the parts of an upload never completed or aborted: the store's own list
         # finds those of runs on any node; the journal those of this node on other stores.
         uploads = [(k, i) for k, i in target.list_uploads(OWN_PREFIX) if is_own_key(k)]
@@ -128,6 +165,8 @@ def clean_target(spec: TargetSpec, dry_run: bool = False) -> Leftovers:
             for key, upload_id in uploads:
                 target.abort_upload(key, upload_id)
         removed = 0 if dry_run else target.remove(keys)
+        if not dry_run:
+            remove_empty_directories(spec, keys)
         journaled = [] if dry_run else journal.abort_abandoned(spec.url, spec.options)
     except OSError as e:
         raise TargetError(f"clean: {_plain(e)}") from None

@@ -15,7 +15,7 @@ from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
 from hpcio.runner import ceiling, interrupts, journal, lock, machine, resources
 from hpcio.runner.aggregate import phase_figures, summarize
-from hpcio.runner.cleanup import written_keys
+from hpcio.runner.cleanup import remove_empty_directories, written_keys
 from hpcio.runner.pagecache import (
     cache_record,
     check_drop_caches,
@@ -303,6 +303,8 @@ def _remove(world: Comm, target: _engine.Target, run: RunSpec) -> None:
     # Threaded: unlinking can wait seconds for the file system's journal, signals must not.
     interrupts.wait_for(lambda: target.remove(keys[world.rank :: world.size]))
     world.barrier()
+    if world.rank == 0:
+        remove_empty_directories(run.target, keys)
 
 
 def _remove_after_interrupt(world: Comm, target: _engine.Target, run: RunSpec) -> None:
@@ -312,6 +314,7 @@ def _remove_after_interrupt(world: Comm, target: _engine.Target, run: RunSpec) -
     mine = keys if world.rank == 0 else keys[world.rank :: world.size]
     with contextlib.suppress(OSError):  # `hpcio clean` removes what is left
         target.remove(mine)
+        remove_empty_directories(run.target, mine)
 
 
 def _utc_now() -> str:

@@ -11,6 +11,7 @@ from hpcio.spec.options import Option, declared
 from hpcio.workloads import checkpoint, netcdf_codes, patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
+from hpcio.workloads.seismic import imaging, volume
 
 _REGISTERED: tuple[Workload, ...] = (
     patterns.Sfsw(), patterns.Sfmw(), patterns.Mfmw(), patterns.Sfmr(), patterns.Mfmr(),
@@ -19,6 +20,8 @@ _REGISTERED: tuple[Workload, ...] = (
     python_files.PythonFiles(),
     *netcdf_codes.WORKLOADS,
     *checkpoint.WORKLOADS,
+    volume.Volume(),
+    imaging.Imaging(),
 )  # fmt: skip
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in _REGISTERED}

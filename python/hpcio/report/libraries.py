@@ -1,0 +1,64 @@
+"""The RTM study's first table (reference 004) from `volume` and `imaging` runs: one line per
+library and target, with the volume's stored and raw size, the create (write phase) time and
+the bandwidths, so libraries written to the same target compare in one table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import mean
+
+from hpcio.report.pooled import pooled_stats
+from hpcio.results.schema import ResultDocument
+from hpcio.workloads import registry
+
+FAMILY = "library"
+_COLUMNS = ("Library", "Target", "Ranks", "Volume", "Stored (MiB)", "Raw (MiB)", "Raw/stored",
+            "Create (s)", "Write (MiB/s)", "Read (MiB/s)", "Runs")  # fmt: skip
+
+
+def is_library_run(doc: ResultDocument) -> bool:
+    return registry.family_of(doc.workload) == FAMILY
+
+
+def library_table(docs: Sequence[ResultDocument]) -> str:
+    """Markdown: the library runs among `docs`, grouped by label, target, ranks and volume
+    (runs of one group pooled); "" when there are none."""
+    groups: dict[tuple[str, str, int, str], list[ResultDocument]] = {}
+    for doc in docs:
+        if is_library_run(doc) and "write" in doc.summary:
+            shape = "x".join(str(s) for s in doc.params.get("volume", ()))
+            key = (registry.label(doc.workload, doc.settings), str(doc.run["target"]["url"]),
+                   doc.ranks, shape)  # fmt: skip
+            groups.setdefault(key, []).append(doc)
+    if not groups:
+        return ""
+    lines = [
+        "### libraries: write phase (volume: the create) and read phase",
+        "",
+        "| " + " | ".join(_COLUMNS) + " |",
+        "| --- | --- | ---: | --- | " + " | ".join("---:" for _ in _COLUMNS[4:]) + " |",
+    ]
+    for (label, url, ranks, shape), chosen in groups.items():
+        writes = [p for d in chosen for p in d.phases if p.phase == "write"]
+        stored = mean(p.metrics.get("stored_bytes", 0) for p in writes)
+        raw = mean(p.metrics.get("raw_bytes", 0) for p in writes)
+        read = _mib_s(chosen, "read")
+        cells = [
+            label, url, str(ranks), shape, f"{stored / 2**20:.2f}", f"{raw / 2**20:.2f}",
+            f"{raw / stored:.1f}" if stored else "-",
+            f"{pooled_stats(chosen, 'write', 'seconds').mean:.3f}",
+            f"{pooled_stats(chosen, 'write', 'bandwidth_mib_s').mean:.1f}",
+            read, str(len(chosen)),
+        ]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "MiB/s are of float32 samples (not SEG-Y's trace headers or any "
+              "library's metadata); imaging writes its image cubes and reads its "
+              "volume slabs and shot files; "
+              "Raw/stored above 1 is compression."]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def _mib_s(docs: Sequence[ResultDocument], phase: str) -> str:
+    if not all(phase in d.summary for d in docs):
+        return "-"
+    return f"{pooled_stats(docs, phase, 'bandwidth_mib_s').mean:.1f}"
