@@ -4,6 +4,7 @@ ncdump); a changed byte caught; striping hints recorded."""
 
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -46,29 +47,30 @@ def test_every_pattern_through_each_library(hpcio, file_url, target_dir, tmp_pat
     assert list(target_dir.iterdir()) == []
 
 
-def _variable(api, path):
-    """The file's one variable, as bytes, read by the library's own serial reader."""
+def _variable(api, path, tmp_path):
+    """The file's one variable, as bytes, read by the library's own serial reader, in a child
+    process: importing netCDF4 starts MPI, which must not start in pytest's process (its
+    later mpiexec launches would fail)."""
+    out = tmp_path / "variable.npy"
     if api == "hdf5":
-        import h5py
-
-        with h5py.File(path, "r") as f:
-            return f["data"][...]
-    import netCDF4  # reads NetCDF-4 and CDF-5 alike
-
-    with netCDF4.Dataset(path, "r") as f:
-        f.set_auto_maskandscale(False)
-        return np.asarray(f.variables["data"][...])
+        read = "import h5py; data = h5py.File(sys.argv[1], 'r')['data'][...]"
+    else:  # netCDF4 reads NetCDF-4 and CDF-5 alike
+        read = ("import netCDF4; f = netCDF4.Dataset(sys.argv[1]); f.set_auto_maskandscale(False); "
+                "data = np.asarray(f.variables['data'][...])")  # fmt: skip
+    code = f"import sys, numpy as np; {read}; np.save(sys.argv[2], data)"
+    subprocess.run([sys.executable, "-c", code, str(path), str(out)], check=True)
+    return np.load(out)
 
 
 @pytest.mark.parametrize("pattern", ["sfmw", "sfsw"])
 @pytest.mark.parametrize("api", ["hdf5", "netcdf", "pnetcdf"])
-def test_an_independent_reader_finds_every_rank_s_bytes(hpcio, file_url, target_dir, api,
-                                                        pattern):  # fmt: skip
+def test_an_independent_reader_finds_every_rank_s_bytes(hpcio, file_url, target_dir, tmp_path,
+                                                        api, pattern):  # fmt: skip
     key = {"sfmw": SHARED, "sfsw": "hpcio-single.dat"}[pattern]
     done = run(hpcio, file_url(target_dir), pattern, "--api", api, "--keep", "--fsync",
                "--phases", "write", "--seed", "7")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    data = _variable(api, target_dir / key)
+    data = _variable(api, target_dir / key, tmp_path)
     assert data.dtype == np.uint8 and data.shape == (4 * MiB,)
     for rank in range(4):
         block = np.ascontiguousarray(data[rank * MiB : (rank + 1) * MiB])
