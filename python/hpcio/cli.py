@@ -23,6 +23,7 @@ COMMANDS = {
     "compare": "hpcio.commands.compare",
     "profile": "hpcio.commands.profile",
     "env": "hpcio.commands.env",
+    "train": "hpcio.commands.train",
 }
 
 

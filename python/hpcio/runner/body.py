@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+
 from hpcio import _engine
 from hpcio.runner import interrupts
 from hpcio.runner.aggregate import RankFigures
@@ -17,13 +19,24 @@ from hpcio.workloads.plans import Plan
 
 
 class _Background:
-    """A plan the engine runs while the body goes on."""
+    """A plan the engine runs while the body goes on. Once joined, its figures are kept and
+    the executor (with its lanes' buffers) is let go: a body that starts a plan per step
+    (training's prefetch) holds only the buffers of the plans still running."""
 
     def __init__(self, executor: _engine.Executor) -> None:
-        self.executor = executor
+        self.executor: _engine.Executor | None = executor
+        self.figures: _engine.Figures | None = None
 
     def wait(self) -> None:
+        if self.executor is None:
+            return
         interrupts.wait_for(self.executor.wait, settle=True)
+        self.figures = self.executor.figures()
+        self.executor = None
+
+    def failed(self) -> bool:
+        """Joined, and some of its operations failed (their messages are in the figures)."""
+        return self.figures is not None and self.figures.errors > 0
 
 
 class BodyContext:
@@ -46,6 +59,8 @@ class BodyContext:
         self._world = world
         self._t0_ns = 0
         self._background: list[_Background] = []
+        #: Figures of the plans already joined, merged as they end (none kept per plan).
+        self._joined: _engine.Figures | None = None
 
     def communicator(self) -> Any:
         """The job's mpi4py communicator, a duplicate of the world's for this body alone."""
@@ -62,8 +77,33 @@ class BodyContext:
         executor.start(self._t0_ns)
         executor.run_background(*plan.columns(), shuffle=plan.shuffle)
         running = _Background(executor)
+        self._background = [b for b in self._background if not self._joined_now(b)]
         self._background.append(running)
         return running
+
+    def _joined_now(self, running: _Background) -> bool:
+        """Fold a joined plan's figures into the rest; whether it was joined."""
+        if running.figures is None:
+            return False
+        self._joined = (
+            running.figures if self._joined is None else self._joined.merged(running.figures)
+        )
+        return True
+
+    def write_from(self, plan: Plan, source: np.ndarray, in_flight: int) -> None:
+        """Run `plan` on the engine now (GIL released), its writes taking the bytes of
+        `source` (each batch of transfers from its start: one file per plan) instead of the
+        payload; its figures join the rank's."""
+        executor = _engine.Executor(
+            self.target, seed=self.run.seed, in_flight=max(1, min(in_flight, plan.largest_batch))
+        )
+        executor.start(self._t0_ns)
+        interrupts.wait_for(
+            lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, source=source),
+            settle=True,
+        )
+        figures = executor.figures()
+        self._joined = figures if self._joined is None else self._joined.merged(figures)
 
     def path(self, key: str) -> str:
         return os.path.join(self.run.target.path, key)
@@ -77,8 +117,9 @@ class BodyContext:
         figures = self.recorder.figures()
         for running in self._background:
             running.wait()
-            figures = figures.merged(running.executor.figures())
-        return figures
+            self._joined_now(running)
+        self._background = []
+        return figures if self._joined is None else figures.merged(self._joined)
 
 
 def run_python_body(

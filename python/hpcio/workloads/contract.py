@@ -107,6 +107,11 @@ class Context(Protocol):
         """Start `plan` on the engine and return at once; its figures join the phase's."""
         ...
 
+    def write_from(self, plan: Plan, source: Any, in_flight: int) -> None:
+        """Run `plan` now, its writes taking `source`'s bytes (a numpy uint8 array, each batch
+        of transfers from its start) instead of the payload; its figures join the phase's."""
+        ...
+
     def path(self, key: str) -> str:
         """The local path of `key` on a POSIX target."""
         ...
@@ -115,6 +120,10 @@ class Context(Protocol):
 class Background(Protocol):
     def wait(self) -> None:
         """Until the plan has run (a signal still interrupts it)."""
+        ...
+
+    def failed(self) -> bool:
+        """After wait(): whether any of its operations failed (the phase then fails)."""
         ...
 
 

@@ -11,12 +11,14 @@ from hpcio.spec.options import Option, declared
 from hpcio.workloads import patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
+from hpcio.workloads.training import unet3d
 
 _REGISTERED: tuple[Workload, ...] = (
     patterns.Sfsw(), patterns.Sfmw(), patterns.Mfmw(), patterns.Sfmr(), patterns.Mfmr(),
     *storage.WORKLOADS,
     iozone.Iozone(),
     python_files.PythonFiles(),
+    unet3d.Unet3d(), unet3d.Unet3dDatagen(),
 )  # fmt: skip
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in _REGISTERED}
