@@ -215,6 +215,9 @@ class Unet3d(_Unet3dBase):
 
     def validate(self, run: RunSpec) -> None:
         super().validate(run)
+        if run.phases != (Phase.READ.value,):
+            # A run that "writes" removes its keys afterwards: datagen's data set here.
+            raise SpecError(f"{self.name} reads the data set datagen wrote: give phases read")
         p = run.params
         one_batch = p.batch * run.ranks
         if p.samples < one_batch:
@@ -258,7 +261,7 @@ class Unet3d(_Unet3dBase):
     def memory(self, run: RunSpec, ranks_per_node: int) -> MemoryNeed:
         p = run.params
         if run.target.kind == "memory":
-            held = self.stored_bytes(run) + 2 * self._largest(run)
+            held = data_set(run).total_bytes() + 2 * self._largest(run)
             return MemoryNeed(
                 ranks_per_node * held,
                 f"{ranks_per_node} rank(s) x the data set in its own memory:// store and the "
@@ -276,16 +279,23 @@ class Unet3d(_Unet3dBase):
     def _largest(self, run: RunSpec) -> int:
         return int(data_set(run).file_bytes().max())
 
+    def stored_bytes(self, run: RunSpec) -> int:
+        """Nothing written: training reads what datagen left (but on memory://, where each
+        rank holds the data set it lays out itself)."""
+        return data_set(run).total_bytes() if run.target.kind == "memory" else 0
+
     def moved_bytes(self, run: RunSpec, phase: Phase) -> int:
         """Bytes read in one iteration: every epoch reads the samples its steps cover, about
         the data set (the leftover samples aside)."""
         p = run.params
+        if phase is Phase.WRITE:
+            return data_set(run).total_bytes()
         used = steps_per_epoch(p.samples, p.batch, run.ranks) * p.batch * run.ranks
-        return p.epochs * self.stored_bytes(run) * used // p.samples
+        return p.epochs * data_set(run).total_bytes() * used // p.samples
 
     def cache_facts(self, run: RunSpec) -> CacheFacts:
         return CacheFacts(
-            data_set_bytes=self.stored_bytes(run),
+            data_set_bytes=data_set(run).total_bytes(),
             whole_data_per_node=True,
             read_back_from="samples of the whole data set, reshuffled every epoch",
             reads_local_data=True,
