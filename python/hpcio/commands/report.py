@@ -129,7 +129,8 @@ def say(lines: Sequence[str]) -> None:
 
 
 def _profile_tables(docs: Sequence[ResultDocument]) -> None:
-    """The fio study's tables for profile runs, IOzone's table for iozone runs."""
+    """The fio study's tables for profile runs, IOzone's table for iozone runs, the AU table
+    for training runs."""
     from hpcio.report.iozone import iozone_table, is_iozone
     from hpcio.report.profiles import is_profile, profile_tables
 
@@ -138,3 +139,8 @@ def _profile_tables(docs: Sequence[ResultDocument]) -> None:
         sys.stdout.write("\n" + profile_tables(profiled) + "\n")
     if any(is_iozone(doc) for doc in docs):
         sys.stdout.write("\n" + iozone_table(docs) + "\n")
+    from hpcio.report.training import au_table, sizing_lines
+
+    trained = au_table(docs)
+    if trained:
+        sys.stdout.write("\n" + "\n".join([*sizing_lines(docs), trained]) + "\n")

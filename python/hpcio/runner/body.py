@@ -4,6 +4,7 @@ kind a plan yields (spans, histograms, timeline, series), so reports cannot tell
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -61,6 +62,10 @@ class BodyContext:
         self._background: list[_Background] = []
         #: Figures of the plans already joined, merged as they end (none kept per plan).
         self._joined: _engine.Figures | None = None
+        # An executor counts the target's requests since it started, so plans running at
+        # once would each count the others'. This one runs nothing: from the phase's start
+        # it counts every request this rank's plans made, once.
+        self._requests = _engine.Executor(target, seed=run.seed)
 
     def communicator(self) -> Any:
         """The job's mpi4py communicator, a duplicate of the world's for this body alone."""
@@ -111,6 +116,17 @@ class BodyContext:
     def start(self, t0_ns: int) -> None:
         self._t0_ns = t0_ns
         self.recorder.start(t0_ns)
+        self._requests.start(t0_ns)
+
+    def requests(self) -> tuple[dict[str, int], int, int]:
+        """(requests by kind, throttled, retried) of the phase: the body's own calls and
+        every plan's, each request once; after figures()."""
+        own = self.recorder.figures()
+        plans = self._requests.figures()
+        kinds = {**own.requests}
+        for kind, count in plans.requests.items():
+            kinds[kind] = kinds.get(kind, 0) + count
+        return kinds, own.throttled + plans.throttled, own.retried + plans.retried
 
     def figures(self) -> _engine.Figures:
         """The Recorder's figures with those of every background plan."""
@@ -139,4 +155,6 @@ def run_python_body(
         body.call(context)
     except OSError as e:
         context.recorder.error(f"{type(e).__name__}: {e}")
-    return RankFigures.from_engine(who, context.figures(), metrics=context.metrics)
+    figures = RankFigures.from_engine(who, context.figures(), metrics=context.metrics)
+    requests, throttled, retried = context.requests()
+    return dataclasses.replace(figures, requests=requests, throttled=throttled, retried=retried)
