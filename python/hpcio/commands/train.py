@@ -75,8 +75,6 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
     }
     if workload is registry.get(WORKLOADS["datagen"]):
         settings["keep"] = True  # the data set is for the training runs that follow
-    else:
-        settings["phases"] = ("read",)  # reads what datagen left, so never removes it
     run = RunSpec.build(workload.name, **settings)
     options.refuse_inapplicable(run, typed_options(args), every, "training")
     if isinstance(run.params, unet3d.TrainParams):
