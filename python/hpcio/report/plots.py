@@ -80,7 +80,12 @@ class Series:
 def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
     """Bandwidth vs size and latency vs size per phase, a latency CDF per pattern and phase,
     and bandwidth vs ranks per phase when the documents hold more than one rank count."""
-    plots: list[Plot] = []
+    from hpcio.report.training import training_plots
+
+    # Training runs have figures of their own (AU, I/O wait per step), not sizes and phases.
+    trained = [d for d in docs if registry.family_of(d.workload) == "training"]
+    docs = [d for d in docs if registry.family_of(d.workload) != "training"]
+    plots: list[Plot] = list(training_plots(trained))
     skipped: list[str] = []
     for phase in _phases(docs):
         plots.append(

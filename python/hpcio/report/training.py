@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import mean
 
+from hpcio.report.plots import Plot, _legend, _new_figure, _style
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
 from hpcio.workloads import registry
@@ -113,3 +114,76 @@ def sizing_lines(docs: Sequence[ResultDocument]) -> list[str]:
                 "cache: epochs may read RAM, not the storage"
             )
     return lines
+
+
+def training_plots(docs: Sequence[ResultDocument]) -> list[Plot]:
+    """AU and the per-step I/O wait (p50, p90, p99) against ranks when the runs differ in
+    ranks, else against their targets; the pass mark drawn across."""
+    runs = [d for d in docs if is_training(d) and au_percent(d) is not None]
+    if not runs:
+        return []
+    by_ranks = len({d.ranks for d in runs}) > 1
+    labels = sorted({_x_label(d, by_ranks) for d in runs}, key=lambda x: _x_order(x, by_ranks))
+    series: dict[str, list[ResultDocument]] = {}
+    for doc in runs:
+        series.setdefault(_series_label(doc, by_ranks), []).append(doc)
+    xlabel = "ranks (simulated accelerators)" if by_ranks else "target"
+    return [
+        Plot("training-au", f"accelerator utilization vs {xlabel}",
+             _au_figure(series, labels, by_ranks, xlabel)),
+        Plot("training-io-wait", f"per-step I/O wait vs {xlabel}",
+             _wait_figure(series, labels, by_ranks, xlabel)),
+    ]  # fmt: skip
+
+
+def _x_label(doc: ResultDocument, by_ranks: bool) -> str:
+    return str(doc.ranks) if by_ranks else storage_type(doc)
+
+
+def _x_order(label: str, by_ranks: bool) -> tuple[int, str]:
+    return (int(label), "") if by_ranks else (0, label)
+
+
+def _series_label(doc: ResultDocument, by_ranks: bool) -> str:
+    p = doc.params
+    where = f", {storage_type(doc)}" if by_ranks else ""
+    return f"{p.get('accelerator', '?')}, {p.get('samples', '?')} samples{where}"
+
+
+def _au_figure(series, labels, by_ranks, xlabel):
+    figure, axes = _new_figure()
+    for index, (label, chosen) in enumerate(series.items()):
+        points = sorted((labels.index(_x_label(d, by_ranks)), au_percent(d)) for d in chosen)
+        axes.plot([x for x, _ in points], [y for _, y in points], label=label,
+                  **_style(index, "-"))  # fmt: skip
+    axes.axhline(PASS_AU_PERCENT, color="grey", linestyle=":", label="pass (90 %)")
+    axes.set_ylim(0, 105)
+    axes.set_ylabel("AU (%)")
+    _categorical(axes, labels, xlabel)
+    return figure
+
+
+def _wait_figure(series, labels, by_ranks, xlabel):
+    figure, axes = _new_figure()
+    for index, (label, chosen) in enumerate(series.items()):
+        for quantile, linestyle in (("p50", "-"), ("p90", "--"), ("p99", ":")):
+            points = sorted(
+                (labels.index(_x_label(d, by_ranks)), _wait_ms(d, quantile)) for d in chosen
+            )
+            axes.plot([x for x, _ in points], [y for _, y in points],
+                      label=f"{label} {quantile}", **_style(index, linestyle))  # fmt: skip
+    axes.set_ylabel("I/O wait per step (ms)")
+    _categorical(axes, labels, xlabel)
+    return figure
+
+
+def _wait_ms(doc: ResultDocument, quantile: str) -> float:
+    waits = [m["io_wait"] for m in _metrics(doc) if m.get("io_wait", {}).get("steps")]
+    return mean(w[f"{quantile}_s"] for w in waits) * 1e3 if waits else 0.0
+
+
+def _categorical(axes, labels, xlabel) -> None:
+    axes.set_xticks(range(len(labels)), labels, rotation=20, ha="right", fontsize="small")
+    axes.set_xlabel(xlabel)
+    axes.grid(True, which="major", alpha=0.3)
+    _legend(axes)

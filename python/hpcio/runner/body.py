@@ -20,24 +20,28 @@ from hpcio.workloads.plans import Plan
 
 
 class _Background:
-    """A plan the engine runs while the body goes on. Once joined, its figures are kept and
-    the executor (with its lanes' buffers) is let go: a body that starts a plan per step
-    (training's prefetch) holds only the buffers of the plans still running."""
+    """An executor that runs plans while the body goes on. Once joined it is idle, and the
+    next plan of the same lanes and buffer size runs on it: a body that starts a plan per
+    step (training's prefetch) allocates its buffers once, not once a step."""
 
-    def __init__(self, executor: _engine.Executor) -> None:
-        self.executor: _engine.Executor | None = executor
-        self.figures: _engine.Figures | None = None
+    def __init__(self, executor: _engine.Executor, lanes: int, buffer_bytes: int) -> None:
+        self.executor = executor
+        self.lanes = lanes
+        self.buffer_bytes = buffer_bytes
+        self.joined = True
+
+    def start(self, plan: Plan) -> None:
+        self.executor.run_background(*plan.columns(), shuffle=plan.shuffle)
+        self.joined = False
 
     def wait(self) -> None:
-        if self.executor is None:
-            return
-        interrupts.wait_for(self.executor.wait, settle=True)
-        self.figures = self.executor.figures()
-        self.executor = None
+        if not self.joined:
+            interrupts.wait_for(self.executor.wait, settle=True)
+            self.joined = True
 
     def failed(self) -> bool:
         """Joined, and some of its operations failed (their messages are in the figures)."""
-        return self.figures is not None and self.figures.errors > 0
+        return self.joined and self.executor.figures().errors > 0
 
 
 class BodyContext:
@@ -60,8 +64,8 @@ class BodyContext:
         self._world = world
         self._t0_ns = 0
         self._background: list[_Background] = []
-        #: Figures of the plans already joined, merged as they end (none kept per plan).
-        self._joined: _engine.Figures | None = None
+        #: Figures of the plans write_from ran.
+        self._written: list[_engine.Figures] = []
         # An executor counts the target's requests since it started, so plans running at
         # once would each count the others'. This one runs nothing: from the phase's start
         # it counts every request this rank's plans made, once.
@@ -71,29 +75,26 @@ class BodyContext:
         """The job's mpi4py communicator, a duplicate of the world's for this body alone."""
         return self._world.mpi()
 
-    def background(self, plan: Plan, in_flight: int) -> _Background:
-        executor = _engine.Executor(
-            self.target,
-            seed=self.run.seed,
-            in_flight=max(1, min(in_flight, plan.largest_batch)),
-            verify=self.run.verify,
-            buffer_bytes=plan.largest_transfer,
-        )
-        executor.start(self._t0_ns)
-        executor.run_background(*plan.columns(), shuffle=plan.shuffle)
-        running = _Background(executor)
-        self._background = [b for b in self._background if not self._joined_now(b)]
-        self._background.append(running)
+    def background(
+        self, plan: Plan, in_flight: int, buffer_bytes: int | None = None
+    ) -> _Background:
+        lanes = max(1, min(in_flight, plan.largest_batch))
+        size = max(buffer_bytes or 0, plan.largest_transfer)
+        running = next(
+            (b for b in self._background
+             if b.joined and b.lanes == lanes and b.buffer_bytes >= size),
+            None,
+        )  # fmt: skip
+        if running is None:
+            executor = _engine.Executor(
+                self.target, seed=self.run.seed, in_flight=lanes, verify=self.run.verify,
+                buffer_bytes=size,
+            )  # fmt: skip
+            executor.start(self._t0_ns)
+            running = _Background(executor, lanes, size)
+            self._background.append(running)
+        running.start(plan)
         return running
-
-    def _joined_now(self, running: _Background) -> bool:
-        """Fold a joined plan's figures into the rest; whether it was joined."""
-        if running.figures is None:
-            return False
-        self._joined = (
-            running.figures if self._joined is None else self._joined.merged(running.figures)
-        )
-        return True
 
     def write_from(self, plan: Plan, source: np.ndarray, in_flight: int) -> None:
         """Run `plan` on the engine now (GIL released), its writes taking the bytes of
@@ -107,8 +108,7 @@ class BodyContext:
             lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, source=source),
             settle=True,
         )
-        figures = executor.figures()
-        self._joined = figures if self._joined is None else self._joined.merged(figures)
+        self._written.append(executor.figures())
 
     def path(self, key: str) -> str:
         return os.path.join(self.run.target.path, key)
@@ -129,13 +129,14 @@ class BodyContext:
         return kinds, own.throttled + plans.throttled, own.retried + plans.retried
 
     def figures(self) -> _engine.Figures:
-        """The Recorder's figures with those of every background plan."""
+        """The Recorder's figures with those of every plan run."""
         figures = self.recorder.figures()
         for running in self._background:
             running.wait()
-            self._joined_now(running)
-        self._background = []
-        return figures if self._joined is None else figures.merged(self._joined)
+            figures = figures.merged(running.executor.figures())
+        for written in self._written:
+            figures = figures.merged(written)
+        return figures
 
 
 def run_python_body(

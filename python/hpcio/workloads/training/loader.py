@@ -103,10 +103,13 @@ def train(context: Context) -> None:
     compute_ns = round(compute_seconds(p) * 1e9)
     epochs, waits = [], []
 
+    # Each fetch's lanes get buffers for any sample: the executors are reused step to step.
+    lane_bytes = min(p.transfer_bytes or int(file_bytes.max()), int(file_bytes.max()))
+
     def fetch(indices: np.ndarray) -> Background:
         keys = [data.key(int(i)) for i in indices]
         plan = files_plan(Op.OPEN_READ, Op.READ, keys, file_bytes[indices], p.transfer_bytes)
-        return context.background(plan, p.read_threads)
+        return context.background(plan, p.read_threads, lane_bytes)
 
     for epoch in range(p.epochs):
         batches = rank_batches(epoch_order(run.seed, epoch, p.samples), who.rank, who.size,
