@@ -211,14 +211,28 @@ def test_slow_storage_lowers_au_as_the_arithmetic_predicts(hpcio, s3_server, tmp
     assert "| fail" in done.stdout
 
 
-def test_documents_read_back_by_report(hpcio, tmp_path):
-    """hpcio report prints the AU table from the documents alone."""
-    out = tmp_path / "m.jsonl"
-    done = train(hpcio, "memory://", "--samples", 14, "--epochs", 1, "--compute-time", "0.05",
-                 ranks=1, out=out)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    shown = hpcio("report", out)
+def test_documents_read_back_by_report_and_compare(hpcio, tmp_path):
+    """hpcio report prints the AU table and draws AU and I/O wait from the documents alone;
+    hpcio compare sets two files' AU side by side."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for out, accelerator in ((a, "a100"), (b, "b200")):
+        done = train(hpcio, "memory://", "--samples", 14, "--epochs", 1, "--compute-time",
+                     "0.05", "--accelerator", accelerator, ranks=1, out=out)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    shown = hpcio("report", a, b)
     assert shown.returncode == 0, shown.stderr
     assert "| Simulated GPU | Samples    | Storage Type" in shown.stdout
     assert "| 1 x a100      | 14 (small) | memory memory://" in shown.stdout
-    json.loads(out.read_text())  # one document
+    assert "| 1 x b200      | 14 (small) | memory memory://" in shown.stdout
+    assert "File Size" not in shown.stdout  # not the patterns' table
+    drawn = hpcio("report", a, b, "--plots", tmp_path / "plots")
+    assert drawn.returncode == 0, drawn.stderr
+    assert (tmp_path / "plots" / "training-au.png").stat().st_size > 0
+    assert (tmp_path / "plots" / "training-io-wait.svg").stat().st_size > 0
+    compared = hpcio("compare", a, b, "--metric", "au", "--ignore", "accelerator")
+    assert compared.returncode == 0, compared.stderr
+    assert "metric: au (%); B/A > 1 means B keeps the simulated accelerators busier" in (
+        compared.stdout
+    )
+    assert "| memory:// | 1 | - | - |" in compared.stdout
+    assert json.loads(a.read_text())["run"]["params"]["accelerator"] == "a100"

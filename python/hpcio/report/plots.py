@@ -401,11 +401,22 @@ def comparison_plots(
     """Bandwidth (or, with metric "latency", phase time) vs size per phase for several result
     files on one figure: the same point (matched without the `ignore` fields, as the
     comparison does) has the same colour in every file, and each file its own line style."""
+    from hpcio.report.training import training_plots
+
     draw = bandwidth_vs_size if metric == "bandwidth" else latency_vs_size
+    # Training runs have no size per rank: their AU and I/O wait, A's and B's runs together.
+    trained = [d for docs in sources.values() for d in docs
+               if registry.family_of(d.workload) == "training"]  # fmt: skip
+    sources = {
+        name: [d for d in docs if registry.family_of(d.workload) != "training"]
+        for name, docs in sources.items()
+    }
     every = [d for docs in sources.values() for d in docs]
     dropped = ("size_per_rank_bytes",)
     matched_on = (*dropped, *ignore)
-    plots = []
+    plots = list(training_plots(trained))
+    if metric == "au":
+        return PlotSet(tuple(plots), ())
     for phase in _phases(every):
         shown = _shown_fields(every, phase, dropped)
         colours = {key: i for i, key in enumerate(_groups(every, phase, matched_on))}
