@@ -256,21 +256,25 @@ class Unet3d(_Unet3dBase):
         return min(p.read_threads, at_once)
 
     def memory(self, run: RunSpec, ranks_per_node: int) -> MemoryNeed:
+        """The reader lanes' buffers of the batches fetched ahead; on memory://, also the data
+        set each rank holds, and the larger of those buffers and datagen's (which go first)."""
         p = run.params
+        lanes, lane = self._lanes(run), self._lane_bytes(run)
+        readers = p.prefetch * lanes * lane
+        words = (
+            f"{p.prefetch} batch(es) ahead x {lanes} reader(s) x {format_bytes(lane)} "
+            f"({'a transfer' if p.transfer_bytes else 'the largest sample'})"
+        )
         if run.target.kind == "memory":
-            held = data_set(run).total_bytes() + 2 * self._largest(run)
+            generating = 2 * self._largest(run)
             return MemoryNeed(
-                ranks_per_node * held,
-                f"{ranks_per_node} rank(s) x the data set in its own memory:// store and the "
-                "largest sample twice while np.savez builds it",
+                ranks_per_node * (data_set(run).total_bytes() + max(readers, generating)),
+                f"{ranks_per_node} rank(s) x (the data set in its own memory:// store + the "
+                f"larger of {words} and the largest sample twice while np.savez builds it)",
                 self.lower["data"],
             )
-        lanes, lane = self._lanes(run), self._lane_bytes(run)
         return MemoryNeed(
-            ranks_per_node * p.prefetch * lanes * lane,
-            f"{ranks_per_node} rank(s) x {p.prefetch} batch(es) ahead x {lanes} reader(s) x "
-            f"{format_bytes(lane)} ({'a transfer' if p.transfer_bytes else 'the largest sample'})",
-            self.lower["buffers"],
+            ranks_per_node * readers, f"{ranks_per_node} rank(s) x {words}", self.lower["buffers"]
         )
 
     def _largest(self, run: RunSpec) -> int:
