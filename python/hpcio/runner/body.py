@@ -35,9 +35,13 @@ class _Background:
         self.joined = False
 
     def wait(self) -> None:
-        if not self.joined:
+        if self.joined:
+            return
+        if self.executor.busy:
             interrupts.wait_for(self.executor.wait, settle=True)
-            self.joined = True
+        else:  # done already: joins at once, no helper thread needed for signals
+            self.executor.wait()
+        self.joined = True
 
     def failed(self) -> bool:
         """Joined, and some of its operations failed (their messages are in the figures)."""
