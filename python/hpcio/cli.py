@@ -24,6 +24,7 @@ COMMANDS = {
     "profile": "hpcio.commands.profile",
     "env": "hpcio.commands.env",
     "checkpoint": "hpcio.commands.checkpoint",
+    "train": "hpcio.commands.train",
 }
 
 

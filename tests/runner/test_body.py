@@ -1,6 +1,7 @@
 """The Python-body phase (runner/body.py) on one rank: the Recorder's figures, a plan in the
 background merged into them, metrics, and an OSError that fails the phase, not the process."""
 
+import numpy as np
 from hpcio import _engine
 from hpcio.runner.body import run_python_body
 from hpcio.runner.world import SerialComm
@@ -44,3 +45,27 @@ def test_an_oserror_in_the_body_is_an_error_of_the_phase():
     figures = _phase(run, body)
     assert figures.errors == 1
     assert "FileNotFoundError" in figures.first_errors[0]
+
+
+def test_plans_running_at_once_count_each_request_once(target_dir):
+    """Each executor counts the target's requests since it started: two plans in flight
+    together would each count the other's (training prefetches so), unless the phase counts
+    them once for the rank."""
+    run = run_spec("mfmw", f"file://{target_dir}", size_per_rank_bytes=4 * MiB,
+                   transfer_bytes=MiB)  # fmt: skip
+    writes = plan_of(run, Phase.WRITE)
+    written = _phase(run, lambda context: context.background(writes, in_flight=1).wait())
+    assert written.requests["write"] == 4
+
+    def two_at_once(context):
+        first = context.background(plan_of(run, Phase.READ), in_flight=1)
+        second = context.background(plan_of(run, Phase.READ), in_flight=1)
+        first.wait()
+        second.wait()
+        context.write_from(writes, np.zeros(4 * MiB, np.uint8), in_flight=1)
+
+    figures = _phase(run, two_at_once, Phase.READ)
+    assert figures.ops == 4 + 4 + 4
+    assert figures.requests["read"] == 8
+    assert figures.requests["write"] == 4
+    assert figures.requests["open"] == 3

@@ -24,9 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("b", metavar="B", help="JSON Lines results: compared with A (ratio B/A)")
     parser.add_argument(
         "--metric",
-        choices=("bandwidth", "latency"),
+        choices=("bandwidth", "latency", "au"),
         default="bandwidth",
-        help="bandwidth (MiB/s, default) or latency (mean phase time, s)",
+        help="bandwidth (MiB/s, default), latency (mean phase time, s), or au (training "
+        "runs' accelerator utilization, %%)",
     )
     parser.add_argument(
         "--ignore",

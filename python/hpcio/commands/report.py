@@ -135,7 +135,7 @@ def say(lines: Sequence[str]) -> None:
 
 def _profile_tables(docs: Sequence[ResultDocument]) -> None:
     """The fio study's tables for profile runs, IOzone's table for iozone runs, the RTM
-    study's library table for volume and imaging runs."""
+    study's library table for volume and imaging runs, the AU table for training runs."""
     from hpcio.report.iozone import iozone_table, is_iozone
     from hpcio.report.libraries import library_table
     from hpcio.report.profiles import is_profile, profile_tables
@@ -148,3 +148,8 @@ def _profile_tables(docs: Sequence[ResultDocument]) -> None:
     libraries = library_table(docs)
     if libraries:
         sys.stdout.write("\n" + libraries)
+    from hpcio.report.training import au_table, sizing_lines
+
+    trained = au_table(docs)
+    if trained:
+        sys.stdout.write("\n" + "\n".join([*sizing_lines(docs), trained]) + "\n")

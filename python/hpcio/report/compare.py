@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hpcio.errors import SpecError
+from hpcio.report import pooled
 from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import iteration_count, pooled_stats
 from hpcio.results.schema import ResultDocument, Stats
@@ -29,6 +30,13 @@ _MIB = float(1 << 20)
 METRICS = {
     "bandwidth": ("bandwidth_mib_s", "MiB/s", 3),
     "latency": ("seconds", "s", 5),
+    # Training runs: accelerator utilization, each iteration's (DLIO's mean over epochs).
+    "au": ("au_percent", "%", 2),
+}
+_MEANING = {
+    "bandwidth": "faster",
+    "latency": "slower",
+    "au": "keeps the simulated accelerators busier",
 }
 RULE = (
     "beyond spread: |B mean - A mean| > A stddev + B stddev (population stddev over "
@@ -177,6 +185,8 @@ def compare(
     for which, docs in (("a", a_docs), ("b", b_docs)):
         for doc in docs:
             for phase in doc.summary:
+                if not pooled.has_statistic(doc, phase, statistic):
+                    continue  # AU of a run that is not a training run
                 key = (point_key(doc.run, without=ignore), phase)
                 measured.setdefault(key, {}).setdefault(which, []).append(doc)
     sides: dict[tuple[PointKey, str], dict[str, Side]] = {}
@@ -301,7 +311,7 @@ def summary_lines(comparison: Comparison) -> list[str]:
         f"A: {comparison.a_name}",
         f"B: {comparison.b_name}",
         f"metric: {comparison.metric} ({comparison.unit}); B/A > 1 means B "
-        + ("faster" if comparison.metric == "bandwidth" else "slower"),
+        + _MEANING[comparison.metric],
         RULE,
         *([f"matched ignoring: {ignored}"] if ignored else []),
         *([REPEATED] if comparison.repeated else []),

@@ -80,8 +80,14 @@ class Series:
 def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
     """Bandwidth vs size and latency vs size per phase, bandwidth vs global data size per
     phase for workloads sized so (the NetCDF codes), a latency CDF per pattern and phase, and
-    bandwidth vs ranks per phase when the documents hold more than one rank count."""
-    plots: list[Plot] = []
+    bandwidth vs ranks per phase when the documents hold more than one rank count; training
+    runs' AU and I/O wait."""
+    from hpcio.report.training import training_plots
+
+    # Training runs have figures of their own (AU, I/O wait per step), not sizes and phases.
+    trained = [d for d in docs if registry.family_of(d.workload) == "training"]
+    docs = [d for d in docs if registry.family_of(d.workload) != "training"]
+    plots: list[Plot] = list(training_plots(trained))
     skipped: list[str] = []
     for phase in _phases(docs):
         plots.append(
@@ -422,11 +428,22 @@ def comparison_plots(
     """Bandwidth (or, with metric "latency", phase time) vs size per phase for several result
     files on one figure: the same point (matched without the `ignore` fields, as the
     comparison does) has the same colour in every file, and each file its own line style."""
+    from hpcio.report.training import training_plots
+
     draw = bandwidth_vs_size if metric == "bandwidth" else latency_vs_size
+    # Training runs have no size per rank: their AU and I/O wait, A's and B's runs together.
+    trained = [d for docs in sources.values() for d in docs
+               if registry.family_of(d.workload) == "training"]  # fmt: skip
+    sources = {
+        name: [d for d in docs if registry.family_of(d.workload) != "training"]
+        for name, docs in sources.items()
+    }
     every = [d for docs in sources.values() for d in docs]
     dropped = ("size_per_rank_bytes",)
     matched_on = (*dropped, *ignore)
-    plots = []
+    plots = list(training_plots(trained))
+    if metric == "au":
+        return PlotSet(tuple(plots), ())
     for phase in _phases(every):
         shown = _shown_fields(every, phase, dropped)
         colours = {key: i for i, key in enumerate(_groups(every, phase, matched_on))}

@@ -18,7 +18,19 @@ _MIB = float(1 << 20)
 _PER_ITERATION = {
     "bandwidth_mib_s": lambda p: p.bandwidth_bytes_per_s / _MIB,
     "seconds": lambda p: p.phase_time_s,
+    "au_percent": lambda p: (p.metrics or {}).get("au_percent"),
 }
+#: Statistics of the phases' metrics (a workload's own figures), not of their summary.
+_OF_METRICS = ("au_percent",)
+
+
+def has_statistic(doc: ResultDocument, phase: str, statistic: str) -> bool:
+    """Whether every iteration of `phase` in `doc` has `statistic` (a metric some workloads
+    alone report, such as AU)."""
+    if statistic not in _OF_METRICS:
+        return True
+    found = iterations_of([doc], phase)
+    return bool(found) and all(_PER_ITERATION[statistic](p) is not None for p in found)
 
 
 def iterations_of(docs: Sequence[ResultDocument], phase: str) -> list[PhaseFigures]:
@@ -33,7 +45,7 @@ def iteration_count(docs: Sequence[ResultDocument], phase: str) -> int:
 def pooled_stats(docs: Sequence[ResultDocument], phase: str, statistic: str) -> Stats:
     """`statistic` ("bandwidth_mib_s" or "seconds") of `phase` over all iterations of `docs`:
     one document's own summary, or the statistics of every iteration of several."""
-    if len(docs) == 1:
+    if len(docs) == 1 and statistic not in _OF_METRICS:
         summary_stats: Stats = getattr(docs[0].summary[phase], statistic)
         return summary_stats
     value = _PER_ITERATION[statistic]

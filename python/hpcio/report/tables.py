@@ -27,6 +27,9 @@ _MIB = float(1 << 20)
 #: Spec fields a table spreads over its rows (sizes, ranks) and columns (targets); every other
 #: field that differs between runs gives them tables of their own.
 _ROW_AND_COLUMN_FIELDS = ("workload", "target", "ranks", "size_per_rank_bytes")
+#: Families whose documents have their own tables (report/training.py): a size per rank
+#: and a phase time say nothing of a training run.
+_OWN_TABLES = ("training",)
 #: How each kind of column prints.
 _FORMATS = {"size": "g", "moved": ".1f", "latency": ".5f", "bandwidth": ".3f", "runs": "d"}
 
@@ -59,6 +62,8 @@ def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
     says how many there were."""
     groups: dict[tuple[str, str, PointKey], _Group] = {}
     for doc in docs:
+        if registry.family_of(doc.workload) in _OWN_TABLES:
+            continue
         pattern = registry.label(doc.workload, doc.settings)
         for phase in doc.summary:
             config = point_key(doc.run, without=_ROW_AND_COLUMN_FIELDS)

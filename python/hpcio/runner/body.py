@@ -4,8 +4,11 @@ kind a plan yields (spans, histograms, timeline, series), so reports cannot tell
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
+
+import numpy as np
 
 from hpcio import _engine
 from hpcio.runner import interrupts
@@ -17,13 +20,32 @@ from hpcio.workloads.plans import Plan
 
 
 class _Background:
-    """A plan the engine runs while the body goes on."""
+    """An executor that runs plans while the body goes on. Once joined it is idle, and the
+    next plan of the same lanes and buffer size runs on it: a body that starts a plan per
+    step (training's prefetch) allocates its buffers once, not once a step."""
 
-    def __init__(self, executor: _engine.Executor) -> None:
+    def __init__(self, executor: _engine.Executor, lanes: int, buffer_bytes: int) -> None:
         self.executor = executor
+        self.lanes = lanes
+        self.buffer_bytes = buffer_bytes
+        self.joined = True
+
+    def start(self, plan: Plan) -> None:
+        self.executor.run_background(*plan.columns(), shuffle=plan.shuffle)
+        self.joined = False
 
     def wait(self) -> None:
-        interrupts.wait_for(self.executor.wait, settle=True)
+        if self.joined:
+            return
+        if self.executor.busy:
+            interrupts.wait_for(self.executor.wait, settle=True)
+        else:  # done already: joins at once, no helper thread needed for signals
+            self.executor.wait()
+        self.joined = True
+
+    def failed(self) -> bool:
+        """Joined, and some of its operations failed (their messages are in the figures)."""
+        return self.joined and self.executor.figures().errors > 0
 
 
 class BodyContext:
@@ -46,24 +68,51 @@ class BodyContext:
         self._world = world
         self._t0_ns = 0
         self._background: list[_Background] = []
+        #: Figures of the plans write_from ran.
+        self._written: list[_engine.Figures] = []
+        # An executor counts the target's requests since it started, so plans running at
+        # once would each count the others'. This one runs nothing: from the phase's start
+        # it counts every request this rank's plans made, once.
+        self._requests = _engine.Executor(target, seed=run.seed)
 
     def communicator(self) -> Any:
         """The job's mpi4py communicator, a duplicate of the world's for this body alone."""
         return self._world.mpi()
 
-    def background(self, plan: Plan, in_flight: int) -> _Background:
+    def background(
+        self, plan: Plan, in_flight: int, buffer_bytes: int | None = None
+    ) -> _Background:
+        lanes = max(1, min(in_flight, plan.largest_batch))
+        size = max(buffer_bytes or 0, plan.largest_transfer)
+        running = next(
+            (b for b in self._background
+             if b.joined and b.lanes == lanes and b.buffer_bytes >= size),
+            None,
+        )  # fmt: skip
+        if running is None:
+            executor = _engine.Executor(
+                self.target, seed=self.run.seed, in_flight=lanes, verify=self.run.verify,
+                buffer_bytes=size,
+            )  # fmt: skip
+            executor.start(self._t0_ns)
+            running = _Background(executor, lanes, size)
+            self._background.append(running)
+        running.start(plan)
+        return running
+
+    def write_from(self, plan: Plan, source: np.ndarray, in_flight: int) -> None:
+        """Run `plan` on the engine now (GIL released), its writes taking the bytes of
+        `source` (each batch of transfers from its start: one file per plan) instead of the
+        payload; its figures join the rank's."""
         executor = _engine.Executor(
-            self.target,
-            seed=self.run.seed,
-            in_flight=max(1, min(in_flight, plan.largest_batch)),
-            verify=self.run.verify,
-            buffer_bytes=plan.largest_transfer,
+            self.target, seed=self.run.seed, in_flight=max(1, min(in_flight, plan.largest_batch))
         )
         executor.start(self._t0_ns)
-        executor.run_background(*plan.columns(), shuffle=plan.shuffle)
-        running = _Background(executor)
-        self._background.append(running)
-        return running
+        interrupts.wait_for(
+            lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, source=source),
+            settle=True,
+        )
+        self._written.append(executor.figures())
 
     def path(self, key: str) -> str:
         return os.path.join(self.run.target.path, key)
@@ -71,13 +120,26 @@ class BodyContext:
     def start(self, t0_ns: int) -> None:
         self._t0_ns = t0_ns
         self.recorder.start(t0_ns)
+        self._requests.start(t0_ns)
+
+    def requests(self) -> tuple[dict[str, int], int, int]:
+        """(requests by kind, throttled, retried) of the phase: the body's own calls and
+        every plan's, each request once; after figures()."""
+        own = self.recorder.figures()
+        plans = self._requests.figures()
+        kinds = {**own.requests}
+        for kind, count in plans.requests.items():
+            kinds[kind] = kinds.get(kind, 0) + count
+        return kinds, own.throttled + plans.throttled, own.retried + plans.retried
 
     def figures(self) -> _engine.Figures:
-        """The Recorder's figures with those of every background plan."""
+        """The Recorder's figures with those of every plan run."""
         figures = self.recorder.figures()
         for running in self._background:
             running.wait()
             figures = figures.merged(running.executor.figures())
+        for written in self._written:
+            figures = figures.merged(written)
         return figures
 
 
@@ -98,4 +160,6 @@ def run_python_body(
         body.call(context)
     except OSError as e:
         context.recorder.error(f"{type(e).__name__}: {e}")
-    return RankFigures.from_engine(who, context.figures(), metrics=context.metrics)
+    figures = RankFigures.from_engine(who, context.figures(), metrics=context.metrics)
+    requests, throttled, retried = context.requests()
+    return dataclasses.replace(figures, requests=requests, throttled=throttled, retried=retried)

@@ -111,8 +111,17 @@ class RunSpec:
     @property
     def writes(self) -> bool:
         """The run writes its own data (a write phase, or a reading workload's layout); one
-        that only reads what an earlier run left (--phases read) must never remove it."""
-        return self.phases is None or "write" in self.phases
+        that only reads what an earlier run left (--phases read, or a workload that reads
+        another command's data set: unet3d reads datagen's) must never remove it."""
+        if self.phases is not None:
+            return "write" in self.phases
+        from hpcio.workloads import registry
+        from hpcio.workloads.contract import Phase
+
+        workload = registry.WORKLOADS.get(self.workload)
+        if workload is None:
+            return True
+        return Phase.WRITE in workload.own_phases or workload.prepare(self) is not None
 
     def _validate_object_store(self) -> None:
         if self.direct:

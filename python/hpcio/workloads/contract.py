@@ -103,8 +103,15 @@ class Context(Protocol):
         """The job's real mpi4py communicator (parallel HDF5, NetCDF, MPI-IO need it)."""
         ...
 
-    def background(self, plan: Plan, in_flight: int) -> Background:
-        """Start `plan` on the engine and return at once; its figures join the phase's."""
+    def background(self, plan: Plan, in_flight: int, buffer_bytes: int | None = None) -> Background:
+        """Start `plan` on the engine and return at once; its figures join the phase's. A
+        joined plan's executor (lanes, buffers of `buffer_bytes` or the plan's largest
+        transfer) runs the next plan that fits it."""
+        ...
+
+    def write_from(self, plan: Plan, source: Any, in_flight: int) -> None:
+        """Run `plan` now, its writes taking `source`'s bytes (a numpy uint8 array, each batch
+        of transfers from its start) instead of the payload; its figures join the phase's."""
         ...
 
     def path(self, key: str) -> str:
@@ -115,6 +122,10 @@ class Context(Protocol):
 class Background(Protocol):
     def wait(self) -> None:
         """Until the plan has run (a signal still interrupts it)."""
+        ...
+
+    def failed(self) -> bool:
+        """After wait(): whether any of its operations failed (the phase then fails)."""
         ...
 
 

@@ -12,6 +12,7 @@ from hpcio.workloads import checkpoint, netcdf_codes, patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
 from hpcio.workloads.seismic import imaging, volume
+from hpcio.workloads.training import unet3d
 
 _REGISTERED: tuple[Workload, ...] = (
     patterns.Sfsw(), patterns.Sfmw(), patterns.Mfmw(), patterns.Sfmr(), patterns.Mfmr(),
@@ -22,6 +23,7 @@ _REGISTERED: tuple[Workload, ...] = (
     *checkpoint.WORKLOADS,
     volume.Volume(),
     imaging.Imaging(),
+    unet3d.Unet3d(), unet3d.Unet3dDatagen(),
 )  # fmt: skip
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in _REGISTERED}

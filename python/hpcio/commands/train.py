@@ -1,0 +1,129 @@
+"""`hpcio train unet3d|datagen`: MLPerf Storage's unet3d training emulation, its data set
+written once by datagen, and its accelerator utilization (AU) table."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hpcio.commands import options
+from hpcio.commands.run import (
+    add_common_arguments,
+    add_dry_run_argument,
+    add_output_arguments,
+    check_output,
+    commentary_to_stderr,
+    common_settings,
+    dry_run,
+    store_options,
+    typed_options,
+)
+from hpcio.errors import SpecError
+from hpcio.results import io as results_io
+from hpcio.spec import options as spec_options
+from hpcio.spec.model import RunSpec
+from hpcio.spec.target import TargetSpec
+from hpcio.workloads import registry
+from hpcio.workloads.training import unet3d
+
+if TYPE_CHECKING:
+    from hpcio.results.schema import ResultDocument
+    from hpcio.runner.world import Comm
+
+HELP = "MLPerf Storage's unet3d training emulation (AU per accelerator) and its datagen"
+
+#: What `hpcio train NAME` runs.
+WORKLOADS = {"unet3d": unet3d.Unet3d.name, "datagen": unet3d.Unet3dDatagen.name}
+
+
+def _workloads() -> list:
+    return [registry.get(name) for name in WORKLOADS.values()]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "name",
+        choices=tuple(WORKLOADS),
+        help="unet3d: train on the data set (every rank an accelerator); datagen: write it "
+        "once (same --scale, --samples and --seed as the training runs)",
+    )
+    add_common_arguments(p, skip=("phases", "stripe_count", "stripe_size_bytes"))
+    spec_options.add_arguments(p, registry.options(_workloads()))
+    add_output_arguments(p, "print only the AU table")
+    add_dry_run_argument(p)
+    options.once_each(p, keep=("store_option",))
+
+
+def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
+    """The run `args` asks for, validated; the compute time each step takes is recorded as
+    it is used (the accelerator's unless --compute-time gave one).
+
+    Raises:
+        SpecError: an option of the other command, or a value unet3d refuses.
+    """
+    workload = registry.get(WORKLOADS[args.name])
+    every = registry.options(_workloads())
+    given = spec_options.values(args, every)
+    settings = {
+        **given,
+        **common_settings(args),
+        "ranks": ranks,
+        "target": TargetSpec.from_url(args.target, **store_options(args.store_option)),
+    }
+    if workload is registry.get(WORKLOADS["datagen"]):
+        settings["keep"] = True  # the data set is for the training runs that follow
+    run = RunSpec.build(workload.name, **settings)
+    options.refuse_inapplicable(run, typed_options(args), every, "training")
+    if isinstance(run.params, unet3d.TrainParams):
+        run = dataclasses.replace(
+            run,
+            params=dataclasses.replace(
+                run.params, compute_time_s=unet3d.compute_seconds(run.params)
+            ),
+        )
+    return run.validate()
+
+
+def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from hpcio.runner.launch import launch_or_join
+
+    if args.ranks is not None and args.ranks < 1:
+        raise SpecError(f"-n must be at least 1, got {args.ranks}")
+    run = spec(args, args.ranks or 1)
+    if args.dry_run:
+        return dry_run(f"train {args.name}", [run])
+    check_output(args.output)
+    return launch_or_join(
+        [run], argv, lambda world, todo: _execute(world, args, todo), args.ranks, args.output
+    )
+
+
+def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
+    from hpcio.live.console import Console, say
+    from hpcio.runner.sweep import run_all
+    from hpcio.runner.world import topology
+
+    with commentary_to_stderr(args.output):
+        layout = topology(world)
+        # -n decides the ranks only now the job runs (a launcher of the user's own).
+        todo = [spec(args, world.size)] if todo[0].ranks != world.size else todo
+        console = Console(layout, quiet=args.quiet)
+
+        def finished(doc: ResultDocument) -> None:
+            if not args.quiet:
+                console.finished(doc)
+
+        output = results_io.destination(args.output)
+        docs = run_all(world, todo, output, console.progress, console.announce, finished)
+        if world.rank == 0 and docs and args.name == "unet3d":
+            from hpcio.report.training import au_table, sizing_lines
+
+            say("")
+            for line in sizing_lines(docs):
+                say(line)
+            say(au_table(docs))
+        sys.stdout.flush()
+    return 0

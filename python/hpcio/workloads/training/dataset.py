@@ -1,0 +1,120 @@
+"""The unet3d data set as DLIO lays it out: one sample per file, an npz (np.savez, no
+compression) of one uint8 array whose size is drawn from a normal distribution, seeded. The
+sizes and names follow from (scale, samples, seed) alone, so datagen and every training run
+agree on them without reading the data set back."""
+
+from __future__ import annotations
+
+import functools
+import io
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from hpcio import _engine
+
+#: DLIO's unet3d configs (configs/workload/unet3d_*.yaml): record_length_bytes and _stdev.
+SAMPLE_MEAN_BYTES = 146_600_628
+SAMPLE_STDEV_BYTES = 68_341_808
+#: --scale small divides sample sizes and the compute time per step by this, so a step asks
+#: the storage for the same bytes per second of compute as at full scale (the AU of a
+#: bandwidth-bound target stays comparable) while the data set fits one machine.
+SMALL_DIVISOR = 16
+SCALES = ("full", "small")
+
+_KEY = re.compile(r"hpcio-unet3d-(full|small)-s[0-9]+-img_[0-9]{7,}_of_[0-9]{7,}\.npz")
+
+
+@dataclass(frozen=True, slots=True)
+class DataSet:
+    scale: str
+    samples: int
+    seed: int
+
+    @property
+    def divisor(self) -> int:
+        return SMALL_DIVISOR if self.scale == "small" else 1
+
+    def key(self, index: int) -> str:
+        return f"hpcio-unet3d-{self.scale}-s{self.seed}-img_{index:07d}_of_{self.samples:07d}.npz"
+
+    def keys(self) -> list[str]:
+        return [self.key(i) for i in range(self.samples)]
+
+    def array_bytes(self) -> np.ndarray:
+        """Each sample's array size in bytes (int64), drawn once from N(mean, stdev) with the
+        seed; a draw below one byte is one byte (as DLIO keeps dimensions at least 1)."""
+        rng = np.random.default_rng([self.seed, 0x554E4554])  # "UNET": apart from payloads
+        drawn = rng.normal(
+            SAMPLE_MEAN_BYTES / self.divisor, SAMPLE_STDEV_BYTES / self.divisor, self.samples
+        )
+        return np.maximum(drawn.astype(np.int64), 1)
+
+    def file_bytes(self) -> np.ndarray:
+        """Each sample's file size: the array and np.savez's fixed headers."""
+        return self.array_bytes() + npz_overhead_bytes()
+
+    def total_bytes(self) -> int:
+        return int(self.file_bytes().sum())
+
+
+def owns_key(name: str) -> bool:
+    return _KEY.fullmatch(name) is not None
+
+
+@functools.cache
+def npz_overhead_bytes() -> int:
+    """Bytes np.savez adds around a 1-D uint8 array (zip headers, the .npy header): the same
+    for every size (the .npy header is padded to 64 bytes; numpy forces zip64)."""
+    out = io.BytesIO()
+    np.savez(out, x=np.zeros(1, np.uint8))
+    return len(out.getvalue()) - 1
+
+
+class _Into(io.RawIOBase):
+    """A seekable file over a preallocated buffer: np.savez writes the npz straight into the
+    bytes the engine then writes, so a sample is held once plus its array."""
+
+    def __init__(self, buffer: np.ndarray) -> None:
+        self._buffer = buffer.data.cast("B")
+        self._at = 0
+        self.end = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        stop = self._at + len(view)
+        if stop > len(self._buffer):
+            raise ValueError(f"npz larger than its planned {len(self._buffer)} bytes")
+        self._buffer[self._at : stop] = view
+        self._at = stop
+        self.end = max(self.end, stop)
+        return len(view)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._at, io.SEEK_END: self.end}[whence]
+        self._at = base + offset
+        return self._at
+
+    def tell(self) -> int:
+        return self._at
+
+
+def npz_sample(data_set: DataSet, index: int, array_bytes: int, out: np.ndarray) -> np.ndarray:
+    """Sample `index` as its npz file's bytes, built in `out` (at least its file size): one
+    array `x` of the engine's payload for the sample's key (incompressible, as DLIO's
+    random bytes), as np.load reads it back."""
+    array = np.empty(array_bytes, np.uint8)
+    _engine.payload_fill(array, data_set.seed, 0, data_set.key(index), 0)
+    size = array_bytes + npz_overhead_bytes()
+    into = _Into(out[:size])
+    np.savez(into, x=array)
+    if into.end != size:
+        raise ValueError(f"np.savez wrote {into.end} bytes, {size} planned")
+    return out[:size]
