@@ -2,16 +2,14 @@
 (reader plans in the background, a compute sleep per step) and reports AU as DLIO does; on a
 directory, on memory://, on the S3 test server and Azurite, and behind a slow proxy."""
 
-import http.client
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 from hpcio.workloads.training import loader, unet3d
 from hpcio.workloads.training.dataset import DataSet
+from relay import Relay
 
 pytestmark = pytest.mark.mpi
 
@@ -140,47 +138,17 @@ def test_datagen_and_training_on_object_stores(hpcio, server, tmp_path, read_doc
     assert f"| 2 x a100      | 8 (small) | {url.split('://')[0]}" in done.stdout
 
 
-class SlowGets:
-    """A proxy on 127.0.0.1 in front of the S3 test server that holds every GET `delay_s`
-    before relaying it: storage slowed on purpose, by a known amount per read."""
+class SlowGets(Relay):
+    """A relay on 127.0.0.1 in front of the S3 test server that holds every GET `delay_s`
+    before passing it on: storage slowed on purpose, by a known amount per read."""
 
     def __init__(self, backend_port: int, delay_s: float) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+        def hold(handler, body):
+            if handler.command == "GET":
+                time.sleep(delay_s)
+            return False
 
-            def log_message(self, *args):
-                pass
-
-            def _relay(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if self.command == "GET":
-                    time.sleep(delay_s)
-                upstream = http.client.HTTPConnection("127.0.0.1", backend_port, timeout=60)
-                upstream.request(self.command, self.path, body=body, headers=dict(self.headers))
-                answer = upstream.getresponse()
-                data = answer.read()
-                self.send_response(answer.status)
-                for name, value in answer.getheaders():
-                    if name.lower() not in ("content-length", "transfer-encoding", "connection"):
-                        self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                upstream.close()
-
-            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _relay  # noqa: N815
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(backend_port, hold)
 
 
 def test_slow_storage_lowers_au_as_the_arithmetic_predicts(hpcio, s3_server, tmp_path,

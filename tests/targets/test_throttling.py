@@ -2,12 +2,11 @@
 request with 503 SlowDown. hpcio retries, moves and verifies every byte, and each phase says
 how many requests the store throttled."""
 
-import http.client
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from relay import Relay
 
 pytestmark = pytest.mark.mpi
 
@@ -17,62 +16,28 @@ SLOW_DOWN = (
 )
 
 
-class ThrottlingProxy:
-    """Forwards requests verbatim (Host included, so signatures hold) to `backend`, except
-    every `every`-th one, which gets 503 SlowDown."""
+class ThrottlingProxy(Relay):
+    """Relays requests to `backend`, except every `every`-th one, which gets 503 SlowDown."""
 
     def __init__(self, backend_port: int, every: int = 3) -> None:
         self.throttled = 0
         count = [0]
         lock = threading.Lock()
-        proxy = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+        def throttle(handler, body):
+            with lock:
+                count[0] += 1
+                throttled = count[0] % every == 0
+                self.throttled += throttled
+            if throttled:
+                handler.send_response(503)
+                handler.send_header("Content-Type", "application/xml")
+                handler.send_header("Content-Length", str(len(SLOW_DOWN)))
+                handler.end_headers()
+                handler.wfile.write(SLOW_DOWN)
+            return throttled
 
-            def log_message(self, *args):
-                pass
-
-            def _relay(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with lock:
-                    count[0] += 1
-                    throttle = count[0] % every == 0
-                    proxy.throttled += throttle
-                if throttle:
-                    self.send_response(503)
-                    self.send_header("Content-Type", "application/xml")
-                    self.send_header("Content-Length", str(len(SLOW_DOWN)))
-                    self.end_headers()
-                    self.wfile.write(SLOW_DOWN)
-                    return
-                upstream = http.client.HTTPConnection("127.0.0.1", backend_port, timeout=60)
-                upstream.request(self.command, self.path, body=body, headers=dict(self.headers))
-                answer = upstream.getresponse()
-                data = answer.read()
-                self.send_response(answer.status)
-                for name, value in answer.getheaders():
-                    if name.lower() not in ("content-length", "transfer-encoding", "connection"):
-                        self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                upstream.close()
-
-            # http.server dispatches on these names.
-            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _relay  # noqa: N815
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(backend_port, throttle)
 
 
 def test_throttled_requests_are_retried_and_counted(hpcio, s3_server, tmp_path):
