@@ -142,8 +142,8 @@ def test_stripes_become_mpiio_hints_for_allwrite(hpcio, file_url, target_dir, tm
         ("allwrite", ("--direct",),
          "--direct: allwrite goes through NetCDF and HDF5's own I/O"),
         ("read_distribute", ("--collective",),
-         "--collective is for sfsw, sfmw, mfmw, sfmr, mfmr, allwrite and allread, not "
-         "read_distribute"),
+         "--collective is for sfsw, sfmw, mfmw, sfmr, mfmr, allwrite, allread, volume and imaging, "
+         "not read_distribute"),
     ],
 )  # fmt: skip
 def test_what_a_code_cannot_do_gets_one_line(hpcio, file_url, target_dir, error_line, workload,

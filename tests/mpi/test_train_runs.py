@@ -202,5 +202,5 @@ def test_documents_read_back_by_report_and_compare(hpcio, tmp_path):
     assert "metric: au (%); B/A > 1 means B keeps the simulated accelerators busier" in (
         compared.stdout
     )
-    assert "| memory:// | 1 | - | - |" in compared.stdout
+    assert "| memory:// | 1 | N/A | N/A |" in compared.stdout  # no size per rank, no transfer
     assert json.loads(a.read_text())["run"]["params"]["accelerator"] == "a100"
