@@ -34,6 +34,7 @@ from hpcio.errors import SpecError
 from hpcio.spec.options import FLAG, SIZE, option
 from hpcio.units import format_bytes
 from hpcio.workloads import striping
+from hpcio.workloads.apis.replay import mpi_info
 from hpcio.workloads.contract import (
     Body,
     CacheFacts,
@@ -401,23 +402,13 @@ def _read_distribute(context: Context) -> None:
     _verify(context, slab)
 
 
-def _info(hints: tuple[str, ...]) -> Any:
-    from mpi4py import MPI
-
-    info = MPI.Info.Create()
-    for pair in hints:
-        key, _, value = pair.partition("=")
-        info.Set(key.strip(), value.strip())
-    return info
-
-
 def _allwrite(context: Context, hints: tuple[str, ...]) -> None:
     run, rank, recorder, clock = context.run, context.who.rank, context.recorder, _engine.clock_ns
     comm = context.communicator()
     slab = _made_slab(run, rank)
     rows = rows_per_rank(run)
     path = context.path(KEY)
-    info = _info(hints)
+    info = mpi_info(hints)
     comm.Barrier()  # every slab made before any rank's clock starts
     what = "create"
     try:
@@ -446,7 +437,7 @@ def _allread(context: Context, hints: tuple[str, ...]) -> None:
     run, rank, recorder, clock = context.run, context.who.rank, context.recorder, _engine.clock_ns
     comm = context.communicator()
     rows = rows_per_rank(run)
-    info = _info(hints)
+    info = mpi_info(hints)
     what = "open"
     try:
         start = clock()
