@@ -413,3 +413,130 @@ def test_the_netcdf_suite_has_the_exercises_shape():
         (w, c) for w in ("allwrite", "allread") for c in (1, 2, 4)
     }
     assert len({p.params.size_per_rank_bytes for p in stripes.points}) == 1
+
+
+CASES = """\
+[[target]]
+url = "file:///scratch/a"
+
+[[target]]
+url = "s3://bucket-a/x"
+cases = ["blosc"]
+
+[grid]
+workloads = ["volume"]
+volume = "64x64x32"
+ranks = [2, 4]
+
+[[case]]
+name = "segy"
+library = "segy"
+
+[[case]]
+name = "zarr"
+library = "zarr"
+compression = "none"
+
+[[case]]
+name = "blosc"
+library = "zarr"
+compression = "blosc"
+"""
+
+
+def settings_of(point):
+    return (point.target.url, point.ranks, point.params.library, point.params.compression)
+
+
+def test_cases_are_points_of_their_own_and_a_target_runs_only_its_cases(write_suite):
+    suite = load_suite(write_suite(CASES))
+    assert [settings_of(p) for p in suite.points] == [
+        (url, ranks, library, codec)
+        for ranks in (2, 4)
+        for url, cases in (("file:///scratch/a", ("segy", "zarr", "blosc")),
+                           ("s3://bucket-a/x", ("blosc",)))  # fmt: skip
+        for library, codec in [
+            {"segy": ("segy", "none"), "zarr": ("zarr", "none"), "blosc": ("zarr", "blosc")}[c]
+            for c in cases
+        ]
+    ]
+    assert len({point_key(p.to_dict()) for p in suite.points}) == len(suite.points)
+
+
+def test_target_override_keeps_cases_and_an_object_store_takes_the_object_store_s(write_suite):
+    suite = load_suite(write_suite(CASES), targets=["file:///tmp/x", "az://container/y"])
+    runs = {(p.target.url, p.params.library, p.params.compression) for p in suite.points}
+    assert runs == {
+        ("file:///tmp/x", "segy", "none"),
+        ("file:///tmp/x", "zarr", "none"),
+        ("file:///tmp/x", "zarr", "blosc"),
+        ("az://container/y", "zarr", "blosc"),
+    }
+
+
+def test_cases_cross_the_listed_stripes(write_suite):
+    text = """\
+[[target]]
+url = "file:///scratch/a"
+
+[grid]
+patterns = ["sfmw", "mfmw"]
+sizes = "1MiB"
+stripe_count = [1, 2]
+
+[[case]]
+name = "mpiio"
+api = "mpiio"
+
+[[case]]
+name = "hdf5 collective"
+api = "hdf5"
+collective = true
+"""
+    suite = load_suite(write_suite(text))
+    assert [(p.workload, p.stripe_count, p.params.api, p.params.collective)
+            for p in suite.points] == [
+        (pattern, stripes, api, collective)
+        for pattern in ("sfmw", "mfmw")
+        for stripes in (1, 2)
+        for api, collective in (("mpiio", False), ("hdf5", True))
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "where", "message"),
+    [
+        (('cases = ["blosc"]', 'cases = ["blsoc"]'), 'cases = ["blsoc"]',
+         "no case 'blsoc' (segy, zarr, blosc)"),
+        (('name = "zarr"', 'name = "segy"'), 'name = "segy"', "two cases are named 'segy'"),
+        (('name = "segy"\nlibrary = "segy"', 'name = "segy"\nlibrary = "segy"\nvolume = "8x8x8"'),
+         'volume = "8x8x8"', "'volume' is set in [grid] too: set it in one place"),
+        (('name = "segy"\nlibrary = "segy"', 'name = "segy"\nfiles_per_rank = 2'),
+         "files_per_rank = 2", "'files_per_rank' is for"),
+        (('name = "segy"\nlibrary = "segy"', 'name = "segy"'), "[[case]]",
+         "case 'segy' sets no run option"),
+        (('name = "segy"\n', 'nmae = "segy"\n'), 'nmae = "segy"', "unknown key 'nmae'"),
+    ],
+)  # fmt: skip
+def test_bad_cases_are_one_line_at_their_line(write_suite, change, where, message):
+    text = CASES.replace(*change)
+    assert text != CASES
+    lines = text.splitlines()
+    line = lines.index(where) + 1
+    if where == 'name = "segy"':  # the repeated name: the second one is the mistake
+        line = lines.index(where, line) + 1
+    assert error_of(write_suite(text)).startswith(f"{write_suite(text)}:{line}: {message}")
+
+
+def test_the_rtm_suite_is_the_study_s_five_rows():
+    suite = load_suite(SUITES / "rtm.toml")
+    assert [(p.target.kind, p.params.library, p.params.compression) for p in suite.points] == [
+        ("posix", "segy", "none"),
+        ("posix", "hdf5", "none"),
+        ("posix", "zarr", "none"),
+        ("posix", "zarr", "blosc"),
+        ("azure", "zarr", "blosc"),
+    ]
+    assert {p.params.volume for p in suite.points} == {(1000, 1000, 500)}
+    small = load_suite(SUITES / "rtm.toml", scale="small", targets=["file:///tmp/x"])
+    assert len(small.points) == 4

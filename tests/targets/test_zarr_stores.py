@@ -104,3 +104,35 @@ def test_zarr_reads_and_verifies_on_gcs(hpcio, gcs_server, tmp_path):
     assert read["metrics"]["chunks"] == 8
     assert read["metrics"]["requests_get"] >= 8
     assert read["errors"] == 0
+
+
+def test_the_rtm_suite_s_small_scale_is_the_study_s_table(hpcio, s3_server, tmp_path):
+    """suites/rtm.toml at scale small on a directory and on the S3 server (standing in for
+    the study's Blob): five points, the object store runs compressed Zarr alone, and `hpcio
+    report` prints one library table with the five rows in the study's order."""
+    directory = tmp_path / "rtm"
+    directory.mkdir()
+    out = tmp_path / "rtm.jsonl"
+    done = hpcio("suite", "run", "rtm", "--scale", "small", "-o", out,
+                 "--target", f"file://{directory}", "--target", s3_server.url("rtm"),
+                 env=s3_server.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    docs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(d["run"]["target"]["kind"], d["run"]["params"]["library"],
+             d["run"]["params"]["compression"]) for d in docs] == [
+        ("posix", "segy", "none"), ("posix", "hdf5", "none"), ("posix", "zarr", "none"),
+        ("posix", "zarr", "blosc"), ("s3", "zarr", "blosc"),
+    ]  # fmt: skip
+    assert all(d["status"] == "complete" for d in docs)
+    assert list(directory.iterdir()) == []
+
+    report = hpcio("report", out)
+    assert report.returncode == 0, report.stderr
+    table = report.stdout[report.stdout.index("### libraries"):]
+    rows = [line.split(" | ")[:2] for line in table.splitlines() if line.startswith("| volume")]
+    assert rows == [
+        ["| volume segy", f"file://{directory}"], ["| volume hdf5", f"file://{directory}"],
+        ["| volume zarr(none)", f"file://{directory}"],
+        ["| volume zarr(blosc)", f"file://{directory}"],
+        ["| volume zarr(blosc)", s3_server.url("rtm")],
+    ]  # fmt: skip

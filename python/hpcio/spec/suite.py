@@ -4,10 +4,14 @@ A suite crosses workloads (patterns, or any workload `hpcio run` runs) x targets
 rank x ranks x ranks per node x iterations, and x stripe counts and sizes where the grid lists
 them. Run options (transfer, fsync, ...) are set for the whole grid and may be overridden per
 target; a named scale ([scale.small]) overrides grid keys to run the same shape smaller.
+Cases ([[case]]) are sets of run options that belong together, such as a library and its
+codec: each is a point of its own, crossed with the other axes but not with one another, and a
+target may run only some of them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -31,7 +35,7 @@ FAMILY = "pattern"
 #: Run options that [grid] may also list, as an axis (a run option in [[target]]).
 LISTED_OPTIONS = ("stripe_count", "stripe_size")
 SUITE_KEYS = ("name", "description", "reference")
-TOP_KEYS = ("suite", "target", "grid", "scale")
+TOP_KEYS = ("suite", "target", "grid", "scale", "case")
 
 
 def run_options(workloads: Sequence[Workload] | None = None) -> dict[str, Option]:
@@ -52,7 +56,27 @@ RUN_OPTIONS = run_options()
 #: `workloads` axis names them).
 SUITE_OPTIONS = {**RUN_OPTIONS, **run_options(registry.runnable())}
 GRID_KEYS = (*AXES, *SUITE_OPTIONS)
-TARGET_KEYS = ("url", "options", *SUITE_OPTIONS)
+TARGET_KEYS = ("url", "options", "cases", *SUITE_OPTIONS)
+CASE_KEYS = ("name", *SUITE_OPTIONS)
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """A [[target]]: its run options, where it is, and the cases it runs (None: all)."""
+
+    spec: TargetSpec
+    options: dict[str, Any]
+    where: tomlfile.KeyPath
+    cases: tuple[str, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """A [[case]]: a name and the run options (by field) that make it."""
+
+    name: str
+    options: dict[str, Any]
+    where: tomlfile.KeyPath
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +148,8 @@ def load_suite(
             grid_table[key] = value
             grid_where[key] = ("scale", scale, key)
 
-    suite_targets = _targets(toml, data)
+    cases = _cases(toml, data)
+    suite_targets = _targets(toml, data, cases)
     if targets:
         suite_targets = [_override(toml, url, suite_targets) for url in targets]
     if not suite_targets:
@@ -149,21 +174,27 @@ def load_suite(
     iteration_counts = read.axis("iterations", _positive_int, default=[1])
     listed = _listed_options(read, grid_table)
     grid_options = read.run_options(skip=LISTED_OPTIONS)
-    for _, target_options, target_path in suite_targets:
-        _refuse_listed_per_target(toml, listed, target_options, target_path)
+    for target in suite_targets:
+        _refuse_listed_per_target(toml, listed, target.options, target.where)
+    for case in cases:
+        _refuse_case_axes(toml, case, grid_options, listed)
 
     _refuse_unused(toml, grid_options, grid_where, workloads, "workloads" in grid_table)
+    for case in cases:
+        where = {key: (*case.where, key) for key in CASE_KEYS}
+        _refuse_unused(toml, case.options, where, workloads, "workloads" in grid_table)
     points: list[RunSpec] = []
     for ranks in rank_counts:
         for per_node in layouts:
-            for target, target_options, target_path in suite_targets:
+            for target in suite_targets:
+                chosen = _crossed(listed, cases, target.cases)
                 for iterations in iteration_counts:
-                    axes = {"target": target, "ranks": ranks, "ranks_per_node": per_node,
+                    axes = {"target": target.spec, "ranks": ranks, "ranks_per_node": per_node,
                             "iterations": iterations}  # fmt: skip
                     grid_base = {**grid_options, **axes}
-                    base = {**grid_options, **target_options, **axes}
+                    base = {**grid_options, **target.options, **axes}
                     points.extend(
-                        _grid(toml, grid_base, base, target_path, workloads, sizes, listed)
+                        _grid(toml, grid_base, base, target.where, workloads, sizes, chosen)
                     )
     return Suite(
         path=toml.path,
@@ -177,7 +208,8 @@ def load_suite(
 
 def describe(point: RunSpec, *, target: bool = True) -> str:
     """A point in a few words: 'sfmw 20 ranks (4/node) 64 MiB/rank x100 on file:///scratch'
-    (without ' on ...' when `target` is False)."""
+    (without ' on ...' when `target` is False); the workload as its tables name it ('volume
+    zarr(blosc)', 'sfmw (hdf5)'), so a suite's cases tell apart."""
     layout = f" ({point.ranks_per_node}/node)" if point.ranks_per_node else ""
     size = getattr(point.params, "size_per_rank_bytes", None)
     per_rank = f" {format_bytes(size)}/rank" if size is not None else ""
@@ -187,9 +219,14 @@ def describe(point: RunSpec, *, target: bool = True) -> str:
     if point.stripe_size_bytes is not None:
         stripes += f" of {format_bytes(point.stripe_size_bytes)}"
     return (
-        f"{point.workload} {point.ranks} rank{'s' if point.ranks != 1 else ''}{layout}"
+        f"{_label(point)} {point.ranks} rank{'s' if point.ranks != 1 else ''}{layout}"
         f"{per_rank}{stripes} x{point.iterations}" + (f" on {point.target.url}" if target else "")
     )
+
+
+def _label(point: RunSpec) -> str:
+    settings = {"workload": point.workload, **dataclasses.asdict(point.params)}
+    return registry.get(point.workload).label(settings)
 
 
 def _point(settings: Mapping[str, Any], name: str, size: int | None) -> RunSpec:
@@ -242,6 +279,55 @@ def _listed_options(read: _Reader, grid_table: Mapping[str, Any]) -> list[dict[s
             opt = SUITE_OPTIONS[key]
             axes.append([(opt.field, value) for value in read.axis(key, opt.kind.convert)])
     return [dict(combination) for combination in itertools.product(*axes)]
+
+
+def _crossed(
+    listed: Sequence[Mapping[str, Any]], cases: Sequence[_Case], runs: tuple[str, ...] | None
+) -> list[dict[str, Any]]:
+    """The listed options' combinations, each with every case a target runs (in the order of
+    the file), or alone when the suite has no cases."""
+    chosen = [case for case in cases if runs is None or case.name in runs]
+    if not chosen:
+        return [dict(combination) for combination in listed]
+    return [{**combination, **case.options} for combination in listed for case in chosen]
+
+
+def _cases(toml: tomlfile.TomlFile, data: Mapping[str, Any]) -> list[_Case]:
+    """The suite's [[case]] entries, each with a unique name and at least one run option."""
+    entries = data.get("case", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise toml.error(("case",), "cases are [[case]] tables, each with a 'name'")
+    found: list[_Case] = []
+    for index, entry in enumerate(entries):
+        where: tomlfile.KeyPath = ("case", index)
+        toml.check_keys(entry, where, CASE_KEYS)
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise toml.error(where, "[[case]] needs a 'name' (a string)")
+        if any(case.name == name for case in found):
+            raise toml.error((*where, "name"), f"two cases are named '{name}'")
+        options = _Reader(toml, entry, {k: (*where, k) for k in entry}).run_options()
+        if not options:
+            raise toml.error(where, f"case '{name}' sets no run option")
+        found.append(_Case(name, options, where))
+    return found
+
+
+def _refuse_case_axes(
+    toml: tomlfile.TomlFile,
+    case: _Case,
+    grid_options: Mapping[str, Any],
+    listed: Sequence[Mapping[str, Any]],
+) -> None:
+    """A case sets what the grid leaves open: an option the grid also sets or lists would make
+    the file say two things about one point."""
+    for key, opt in SUITE_OPTIONS.items():
+        if opt.field in case.options and (
+            opt.field in grid_options or any(opt.field in c for c in listed)
+        ):
+            raise toml.error(
+                (*case.where, key), f"'{key}' is set in [grid] too: set it in one place"
+            )
 
 
 def _refuse_listed_per_target(
@@ -297,9 +383,9 @@ def _table(
 
 
 def _targets(
-    toml: tomlfile.TomlFile, data: Mapping[str, Any]
-) -> list[tuple[TargetSpec, dict[str, Any], tomlfile.KeyPath]]:
-    """The suite's [[target]] entries: (target, its run options, where it is)."""
+    toml: tomlfile.TomlFile, data: Mapping[str, Any], cases: Sequence[_Case]
+) -> list[_Target]:
+    """The suite's [[target]] entries."""
     entries = data.get("target", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise toml.error(("target",), "targets are [[target]] tables, each with a 'url'")
@@ -318,22 +404,44 @@ def _targets(
         except SpecError as e:
             raise toml.error((*where, "url"), str(e)) from None
         reader = _Reader(toml, entry, {k: (*where, k) for k in entry})
-        found.append((target, reader.run_options(), where))
+        found.append(_Target(target, reader.run_options(), where, _runs(toml, entry, where, cases)))
     return found
 
 
-def _override(
+def _runs(
     toml: tomlfile.TomlFile,
-    url: str,
-    suite_targets: Sequence[tuple[TargetSpec, dict[str, Any], tomlfile.KeyPath]],
-) -> tuple[TargetSpec, dict[str, Any], tomlfile.KeyPath]:
-    """--target URL: a new target with the options (run and target) of the suite's first
-    target of the same kind, so a suite written for one directory runs on another as is."""
+    entry: Mapping[str, Any],
+    where: tomlfile.KeyPath,
+    cases: Sequence[_Case],
+) -> tuple[str, ...] | None:
+    """A target's `cases`: the names of the cases it runs (None: every case)."""
+    if "cases" not in entry:
+        return None
+    names = entry["cases"]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise toml.error((*where, "cases"), "'cases' must be a list of case names")
+    known = [case.name for case in cases]
+    for index, name in enumerate(names):
+        if name not in known:
+            choose = ", ".join(known) if known else "the file has no [[case]]"
+            raise toml.error((*where, "cases", index), f"no case '{name}' ({choose})")
+    return tuple(names)
+
+
+def _override(toml: tomlfile.TomlFile, url: str, suite_targets: Sequence[_Target]) -> _Target:
+    """--target URL: a new target with the options (run and target) and cases of the suite's
+    first target of the same kind, so a suite written for one directory runs on another as
+    is. An object store of a kind the suite does not name runs the cases of its first object
+    store (a study's Blob row runs on S3), with the grid's options alone."""
     probe = TargetSpec.from_url(url)
-    for target, options, where in suite_targets:
-        if target.kind == probe.kind:
-            return TargetSpec.from_url(url, **target.options), options, where
-    return probe, {}, ("grid",)
+    for target in suite_targets:
+        if target.spec.kind == probe.kind:
+            spec = TargetSpec.from_url(url, **target.spec.options)
+            return _Target(spec, target.options, target.where, target.cases)
+    for target in suite_targets:
+        if probe.is_object_store and target.spec.is_object_store:
+            return _Target(probe, {}, ("grid",), target.cases)
+    return _Target(probe, {}, ("grid",), None)
 
 
 class _Reader:
