@@ -1,8 +1,15 @@
 """`hpcio checkpoint` end to end: 8 ranks save their shards ten times, then load them ten
 times, on a directory and on the S3 and Azure test servers; the table, and nothing left."""
 
+import os
+import signal
+import subprocess
+import sys
+
 import pytest
 from hpcio.results import io as results_io
+from hpcio.runner.lock import LOCK_KEY
+from test_interrupts import SLOW_NODE, wait_for
 
 pytestmark = pytest.mark.mpi
 
@@ -62,3 +69,26 @@ def test_a_checkpoint_on_an_object_store(hpcio, tmp_path, request, store):
         assert listed.get("KeyCount", 0) == 0  # the shards went after the loads
     else:
         assert requests["put_block_list"] == 8
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_stopped_checkpoint_removes_its_shards_unless_kept(target_dir, tmp_path, keep):
+    """SIGTERM to the job's process group (scancel's way) while the shards are being saved:
+    the saves keep their shards for the loads, so the command removes them itself (not with
+    --keep), and the finished saves are in -o."""
+    out = tmp_path / "r.jsonl"
+    args = ["llama3-8b", "--target", f"file://{target_dir}", "--scale", 64, "-q", "-o", out,
+            *(["--keep"] if keep else [])]  # fmt: skip
+    command = [sys.executable, "-m", "hpcio", "checkpoint", *map(str, args)]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI", "HPCIO_"))}
+    job = subprocess.Popen(command, env={**clean, **SLOW_NODE}, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    wait_for(lambda: out.exists() and out.read_text().endswith("\n"))  # one save is done
+    os.killpg(job.pid, signal.SIGTERM)
+    _, err = job.communicate(timeout=120)
+    assert job.returncode != 0
+    assert "Traceback" not in err
+    (doc,) = results_io.read(out)
+    assert doc.status == "interrupted" and doc.phases[0].bytes_total == 8 * 26 * MiB * 8
+    shards = sorted(p.name for p in target_dir.iterdir() if p.name != LOCK_KEY)
+    assert shards == ([f"hpcio-rank{r:06d}.dat" for r in range(8)] if keep else [])

@@ -113,9 +113,16 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
     from hpcio.runner.world import topology
 
     console = Console(topology(world), quiet=args.quiet)
-    docs = run_all(world, todo, args.output, console.progress, console.announce, console.finished)
+    try:
+        docs = run_all(
+            world, todo, args.output, console.progress, console.announce, console.finished
+        )
+    except BaseException:
+        # The saves keep their shards for the loads, so the runner leaves them on a stop.
+        if not args.keep:
+            remove_written(world, todo[0], stopped=True)
+        raise
     if not args.keep:
-        # The load run only reads what the saves kept (stopped before this, `hpcio clean`).
         remove_written(world, todo[0])
     if world.rank == 0:
         say("")

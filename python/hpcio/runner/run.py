@@ -292,9 +292,13 @@ def _phase(
     return figures
 
 
-def remove_written(world: Comm, run: RunSpec) -> None:
-    """Remove what `run` wrote and kept (a later run read it), every rank its share."""
-    _remove(world, open_target(run), run)
+def remove_written(world: Comm, run: RunSpec, *, stopped: bool = False) -> None:
+    """Remove what `run` wrote and kept (a later run read it), every rank its share; after a
+    stop (`stopped`), without waiting for the others, which may be gone."""
+    if stopped:
+        _remove_after_interrupt(world, open_target(run), run)
+    else:
+        _remove(world, open_target(run), run)
 
 
 def _remove(world: Comm, target: _engine.Target, run: RunSpec) -> None:
