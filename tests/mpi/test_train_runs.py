@@ -89,6 +89,41 @@ def test_datagen_then_training_on_a_directory(hpcio, file_url, target_dir, tmp_p
     assert sorted(p.name for p in target_dir.iterdir()) == data.keys()
 
 
+def test_direct_datagen_and_training_bypass_the_page_cache(hpcio, file_url, target_dir,
+                                                           tmp_path, read_documents):  # fmt: skip
+    """--direct: datagen pads each npz to 4 KiB (np.load still reads it) under names of their
+    own, and training reads them with O_DIRECT; the document says the cache was bypassed."""
+    url = file_url(target_dir)
+    done = hpcio("train", "datagen", "-n", 2, "--target", url, *SMALL, "--samples", 6,
+                 "--direct", "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = DataSet("small", 6, 1, aligned=True)
+    assert sorted(p.name for p in target_dir.iterdir()) == data.keys()
+    for index in range(6):
+        path = target_dir / data.key(index)
+        assert path.stat().st_size == data.file_bytes()[index]
+        assert path.stat().st_size % 4096 == 0
+        with np.load(path) as npz:
+            assert npz["x"].shape == (data.array_bytes()[index],)
+
+    out = tmp_path / "t.jsonl"
+    done = train(hpcio, url, "--samples", 6, "--batch", 1, "--epochs", 1, "--compute-time",
+                 "0.01", "--direct", ranks=2, out=out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    assert doc["run"]["direct"] is True
+    assert doc["cache"]["reads_may_hit_page_cache"] is False
+    (phase,) = doc["phases"]
+    sizes = data.file_bytes()
+    order = loader.epoch_order(1, 0, 6)
+    assert phase["bytes_total"] == int(sizes[order].sum())
+    # A data set made without --direct is not read by a --direct run: its names differ.
+    done = train(hpcio, url, "--samples", 6, "--batch", 1, "--epochs", 1, "--compute-time",
+                 "0.01", ranks=2, out=tmp_path / "u.jsonl")  # fmt: skip
+    assert done.returncode == 1
+    assert "hpcio-unet3d-small-s1-img_" in done.stderr
+
+
 def test_training_without_its_data_set_fails_in_one_line(hpcio, file_url, target_dir,
                                                          tmp_path):  # fmt: skip
     done = train(hpcio, file_url(target_dir), "--samples", 28, "--compute-time", "0.01",

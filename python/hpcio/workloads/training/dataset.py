@@ -1,7 +1,9 @@
 """The unet3d data set as DLIO lays it out: one sample per file, an npz (np.savez, no
 compression) of one uint8 array whose size is drawn from a normal distribution, seeded. The
 sizes and names follow from (scale, samples, seed) alone, so datagen and every training run
-agree on them without reading the data set back."""
+agree on them without reading the data set back. A data set for O_DIRECT (`--direct`) pads each
+file with zeros to a multiple of 4 KiB, which np.load ignores, and is named apart ("-a4k"), so
+a directory can hold both and a run never reads the other kind."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpcio import _engine
+from hpcio.workloads.patterns.common import DIRECT_ALIGN
 
 #: DLIO's unet3d configs (configs/workload/unet3d_*.yaml): record_length_bytes and _stdev.
 SAMPLE_MEAN_BYTES = 146_600_628
@@ -23,7 +26,7 @@ SAMPLE_STDEV_BYTES = 68_341_808
 SMALL_DIVISOR = 16
 SCALES = ("full", "small")
 
-_KEY = re.compile(r"hpcio-unet3d-(full|small)-s[0-9]+-img_[0-9]{7,}_of_[0-9]{7,}\.npz")
+_KEY = re.compile(r"hpcio-unet3d-(full|small)-s[0-9]+(-a4k)?-img_[0-9]{7,}_of_[0-9]{7,}\.npz")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,13 +34,17 @@ class DataSet:
     scale: str
     samples: int
     seed: int
+    #: Files padded to DIRECT_ALIGN, for O_DIRECT reads and writes.
+    aligned: bool = False
 
     @property
     def divisor(self) -> int:
         return SMALL_DIVISOR if self.scale == "small" else 1
 
     def key(self, index: int) -> str:
-        return f"hpcio-unet3d-{self.scale}-s{self.seed}-img_{index:07d}_of_{self.samples:07d}.npz"
+        kind = "-a4k" if self.aligned else ""
+        return (f"hpcio-unet3d-{self.scale}-s{self.seed}{kind}-img_{index:07d}_of_"
+                f"{self.samples:07d}.npz")  # fmt: skip
 
     def keys(self) -> list[str]:
         return [self.key(i) for i in range(self.samples)]
@@ -52,8 +59,12 @@ class DataSet:
         return np.maximum(drawn.astype(np.int64), 1)
 
     def file_bytes(self) -> np.ndarray:
-        """Each sample's file size: the array and np.savez's fixed headers."""
-        return self.array_bytes() + npz_overhead_bytes()
+        """Each sample's file size: the array and np.savez's fixed headers (and the padding
+        to DIRECT_ALIGN of an aligned data set)."""
+        size = self.array_bytes() + npz_overhead_bytes()
+        if self.aligned:
+            size = -(-size // DIRECT_ALIGN) * DIRECT_ALIGN
+        return size
 
     def total_bytes(self) -> int:
         return int(self.file_bytes().sum())
@@ -106,10 +117,19 @@ class _Into(io.RawIOBase):
         return self._at
 
 
+def aligned_buffer(size: int) -> np.ndarray:
+    """`size` bytes starting on a DIRECT_ALIGN boundary: O_DIRECT writes from the caller's
+    buffer need its address aligned, which numpy does not promise."""
+    raw = np.empty(size + DIRECT_ALIGN, np.uint8)
+    skip = -raw.ctypes.data % DIRECT_ALIGN
+    return raw[skip : skip + size]
+
+
 def npz_sample(data_set: DataSet, index: int, array_bytes: int, out: np.ndarray) -> np.ndarray:
     """Sample `index` as its npz file's bytes, built in `out` (at least its file size): one
     array `x` of the engine's payload for the sample's key (incompressible, as DLIO's
-    random bytes), as np.load reads it back."""
+    random bytes), as np.load reads it back; zeros after it up to an aligned data set's
+    file size."""
     array = np.empty(array_bytes, np.uint8)
     _engine.payload_fill(array, data_set.seed, 0, data_set.key(index), 0)
     size = array_bytes + npz_overhead_bytes()
@@ -117,4 +137,6 @@ def npz_sample(data_set: DataSet, index: int, array_bytes: int, out: np.ndarray)
     np.savez(into, x=array)
     if into.end != size:
         raise ValueError(f"np.savez wrote {into.end} bytes, {size} planned")
-    return out[:size]
+    padded = -(-size // DIRECT_ALIGN) * DIRECT_ALIGN if data_set.aligned else size
+    out[size:padded] = 0
+    return out[:padded]

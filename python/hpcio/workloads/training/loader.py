@@ -14,7 +14,7 @@ import numpy as np
 from hpcio import _engine
 from hpcio.workloads.contract import Background, Context
 from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
-from hpcio.workloads.training.dataset import DataSet, npz_sample
+from hpcio.workloads.training.dataset import DataSet, aligned_buffer, npz_sample
 from hpcio.workloads.training.utilization import (
     EXCLUDED_FIRST_STEPS,
     EpochTimes,
@@ -23,8 +23,9 @@ from hpcio.workloads.training.utilization import (
 
 
 def _data_set(context: Context) -> DataSet:
-    p = context.run.params
-    return DataSet(p.scale, p.samples, context.run.seed)
+    from hpcio.workloads.training.unet3d import data_set
+
+    return data_set(context.run)
 
 
 def files_plan(
@@ -68,7 +69,7 @@ def generate(context: Context) -> None:
     if not len(mine):
         return
     lanes = getattr(p, "in_flight", None) or p.read_threads
-    out = np.empty(int(sizes[mine.start :: mine.step].max()) + 4096, np.uint8)
+    out = aligned_buffer(int(data.file_bytes()[mine.start :: mine.step].max()))
     for index in mine:
         sample = npz_sample(data, index, int(sizes[index]), out)
         plan = files_plan(

@@ -24,6 +24,7 @@ from hpcio.workloads.contract import (
     Workload,
     Written,
 )
+from hpcio.workloads.patterns.common import DIRECT_ALIGN
 from hpcio.workloads.training import loader
 from hpcio.workloads.training.dataset import SCALES, DataSet, owns_key
 from hpcio.workloads.training.utilization import (
@@ -115,7 +116,7 @@ class DatagenParams:
 
 
 def data_set(run: RunSpec) -> DataSet:
-    return DataSet(run.params.scale, run.params.samples, run.seed)
+    return DataSet(run.params.scale, run.params.samples, run.seed, aligned=run.direct)
 
 
 def compute_seconds(params: TrainParams) -> float:
@@ -145,10 +146,11 @@ class _Unet3dBase(Workload):
                 f"--verify: {self.name}'s samples are npz files (headers around the payload), "
                 "which the engine does not check"
             )
-        if run.direct:
+        transfer = getattr(run.params, "transfer_bytes", None)
+        if run.direct and transfer is not None and transfer % DIRECT_ALIGN:
             raise SpecError(
-                f"--direct: {self.name}'s npz files are not multiples of the 4 KiB O_DIRECT "
-                "needs; run without it (object stores have no page cache anyway)"
+                f"--direct: --transfer must be a multiple of {format_bytes(DIRECT_ALIGN)} "
+                f"(O_DIRECT's alignment), got {format_bytes(transfer)}"
             )
 
     def keys(self, run: RunSpec) -> list[str]:
