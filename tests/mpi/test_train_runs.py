@@ -239,3 +239,49 @@ def test_documents_read_back_by_report_and_compare(hpcio, tmp_path):
     )
     assert "| memory:// | 1 | N/A | N/A |" in compared.stdout  # no size per rank, no transfer
     assert json.loads(a.read_text())["run"]["params"]["accelerator"] == "a100"
+
+
+def test_a_suite_sweeps_accelerator_counts_on_one_data_set(hpcio, file_url, target_dir, tmp_path,
+                                                          read_documents):  # fmt: skip
+    """MLPerf Storage's question, how many accelerators the storage feeds: datagen once, then a
+    suite of unet3d points at 1 and 2 ranks for two accelerators; one AU row each."""
+    url = file_url(target_dir)
+    assert datagen(hpcio, url, 8, ranks=2).returncode == 0
+    suite = tmp_path / "train.toml"
+    suite.write_text(f"""\
+[[target]]
+url = "{url}"
+
+[grid]
+workloads = ["unet3d"]
+scale = "small"
+samples = 8
+batch = 2
+epochs = 1
+compute_time = "0.01s"
+ranks = [1, 2]
+
+[[case]]
+name = "a100"
+accelerator = "a100"
+
+[[case]]
+name = "h100"
+accelerator = "h100"
+""")
+    out = tmp_path / "t.jsonl"
+    done = hpcio("suite", "run", suite, "-o", out)
+    assert done.returncode == 0, done.stderr
+    docs = read_documents(out)
+    assert [(d["ranks"], d["run"]["params"]["accelerator"]) for d in docs] == [
+        (1, "a100"), (1, "h100"), (2, "a100"), (2, "h100")
+    ]  # fmt: skip
+    for doc in docs:
+        (phase,) = doc["phases"]
+        assert phase["errors"] == 0 and phase["metrics"]["accelerators"] == doc["ranks"]
+    assert sorted(p.name for p in target_dir.iterdir()) == DataSet("small", 8, 1).keys()
+    report = hpcio("report", out)
+    assert report.returncode == 0, report.stderr
+    rows = [line.split("|")[1].strip() for line in report.stdout.splitlines()
+            if line.startswith("| ") and (" x a100" in line or " x h100" in line)]  # fmt: skip
+    assert sorted(rows) == ["1 x a100", "1 x h100", "2 x a100", "2 x h100"]

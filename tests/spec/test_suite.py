@@ -450,15 +450,10 @@ def settings_of(point):
 
 def test_cases_are_points_of_their_own_and_a_target_runs_only_its_cases(write_suite):
     suite = load_suite(write_suite(CASES))
+    made = {"segy": ("segy", "none"), "zarr": ("zarr", "none"), "blosc": ("zarr", "blosc")}
+    runs = {"file:///scratch/a": ("segy", "zarr", "blosc"), "s3://bucket-a/x": ("blosc",)}
     assert [settings_of(p) for p in suite.points] == [
-        (url, ranks, library, codec)
-        for ranks in (2, 4)
-        for url, cases in (("file:///scratch/a", ("segy", "zarr", "blosc")),
-                           ("s3://bucket-a/x", ("blosc",)))  # fmt: skip
-        for library, codec in [
-            {"segy": ("segy", "none"), "zarr": ("zarr", "none"), "blosc": ("zarr", "blosc")}[c]
-            for c in cases
-        ]
+        (url, ranks, *made[case]) for ranks in (2, 4) for url in runs for case in runs[url]
     ]
     assert len({point_key(p.to_dict()) for p in suite.points}) == len(suite.points)
 
@@ -540,3 +535,46 @@ def test_the_rtm_suite_is_the_study_s_five_rows():
     assert {p.params.volume for p in suite.points} == {(1000, 1000, 500)}
     small = load_suite(SUITES / "rtm.toml", scale="small", targets=["file:///tmp/x"])
     assert len(small.points) == 4
+
+
+TRAINING = """\
+[[target]]
+url = "file:///scratch/a"
+
+[grid]
+workloads = ["unet3d"]
+scale = "small"
+samples = 56
+epochs = 1
+ranks = [1, 2, 4]
+
+[[case]]
+name = "a100"
+accelerator = "a100"
+
+[[case]]
+name = "h100"
+accelerator = "h100"
+"""
+
+
+def test_training_points_sweep_accelerator_counts(write_suite):
+    suite = load_suite(write_suite(TRAINING))
+    assert [(p.workload, p.ranks, p.params.accelerator) for p in suite.points] == [
+        ("unet3d", ranks, accelerator) for ranks in (1, 2, 4) for accelerator in ("a100", "h100")
+    ]
+    assert {(p.params.scale, p.params.samples, p.params.epochs) for p in suite.points} == {
+        ("small", 56, 1)
+    }
+
+
+@pytest.mark.parametrize(
+    ("workload", "message"),
+    [
+        ("unet3d-datagen", "unet3d-datagen is not a suite's point: run `hpcio train datagen`"),
+        ("llama3-8b", "llama3-8b is run by `hpcio checkpoint`, not by a suite"),
+    ],
+)
+def test_what_a_suite_cannot_run_is_one_line(write_suite, workload, message):
+    path = write_suite(TRAINING.replace('workloads = ["unet3d"]', f'workloads = ["{workload}"]'))
+    assert message in error_of(path)

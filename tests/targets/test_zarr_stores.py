@@ -128,7 +128,7 @@ def test_the_rtm_suite_s_small_scale_is_the_study_s_table(hpcio, s3_server, tmp_
 
     report = hpcio("report", out)
     assert report.returncode == 0, report.stderr
-    table = report.stdout[report.stdout.index("### libraries"):]
+    table = report.stdout[report.stdout.index("### libraries") :]
     rows = [line.split(" | ")[:2] for line in table.splitlines() if line.startswith("| volume")]
     assert rows == [
         ["| volume segy", f"file://{directory}"], ["| volume hdf5", f"file://{directory}"],

@@ -54,7 +54,7 @@ def run_options(workloads: Sequence[Workload] | None = None) -> dict[str, Option
 RUN_OPTIONS = run_options()
 #: Those, and the options of the other workloads `hpcio run --workload` runs (the grid's
 #: `workloads` axis names them).
-SUITE_OPTIONS = {**RUN_OPTIONS, **run_options(registry.runnable())}
+SUITE_OPTIONS = {**RUN_OPTIONS, **run_options(registry.in_suites())}
 GRID_KEYS = (*AXES, *SUITE_OPTIONS)
 TARGET_KEYS = ("url", "options", "cases", *SUITE_OPTIONS)
 CASE_KEYS = ("name", *SUITE_OPTIONS)
@@ -361,7 +361,7 @@ def _refuse_unused(
         if not any(w in registry.taking(opt.field) for w in workloads):
             family = None if any_workload else FAMILY
             takers = ", ".join(n for n in registry.taking(opt.field, family)
-                               if family or registry.get(n).runs_alone)  # fmt: skip
+                               if family or registry.get(n).in_suites)  # fmt: skip
             what = "workloads" if any_workload else "patterns"
             raise toml.error(
                 where.get(str(opt.key), ("grid",)),
@@ -503,9 +503,14 @@ def _pattern(value: Any) -> str:
 
 
 def _workload(value: Any) -> str:
-    """Any workload `hpcio run --workload` (or --pattern) runs."""
+    """Any workload `hpcio run --workload` (or --pattern) runs, or training."""
     found = registry.get(_string(value))
-    if not found.runs_alone:
+    if found.name == "unet3d-datagen":
+        raise SpecError(
+            "unet3d-datagen is not a suite's point: run `hpcio train datagen` once, then the "
+            "suite's unet3d points read its data set"
+        )
+    if not found.in_suites:
         raise SpecError(f"{found.name} is run by `hpcio {found.family}`, not by a suite")
     return found.name
 

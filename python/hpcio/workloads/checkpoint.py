@@ -50,6 +50,7 @@ class CheckpointWorkload(Mfmw):
 
     family = "checkpoint"
     runs_alone = False
+    in_suites = False
     lower = {"buffers": "--transfer", "data": "--scale", "disk": "--scale"}  # noqa: RUF012
 
     def __init__(self, model: Model) -> None:

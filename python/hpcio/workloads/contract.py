@@ -198,6 +198,10 @@ class Workload:
     #: `hpcio run --workload` can run it from its params alone (a preset such as a storage
     #: profile is run by the command that fills its params in).
     runs_alone: bool = True
+    #: A suite's `workloads` axis may name it: true for what `hpcio run` runs, and for a
+    #: workload whose command only fills its params (training, whose accelerator counts a
+    #: suite sweeps).
+    in_suites: bool = True
     #: Its study plots bandwidth against the global data size (all ranks' bytes), not the
     #: size per rank: reports add that figure for its documents.
     sized_globally: bool = False

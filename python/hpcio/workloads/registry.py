@@ -72,6 +72,11 @@ def runnable() -> list[Workload]:
     return [w for w in _REGISTERED if w.runs_alone]
 
 
+def in_suites() -> list[Workload]:
+    """The workloads a suite's `workloads` axis may name."""
+    return [w for w in _REGISTERED if w.in_suites]
+
+
 def options(workloads: Iterable[Workload]) -> list[Option]:
     """Every option the params of `workloads` declare, once each, in declaration order."""
     seen: dict[str, Option] = {}

@@ -42,6 +42,7 @@ class Iozone(Mfmw):
     name = "iozone"
     family = "iozone"
     runs_alone = False
+    in_suites = False
     params = IozoneParams
     summary = "IOzone's automatic mode: write, rewrite, read, reread, random read and write"
     lower = {"buffers": "--record-sizes", "data": "--file-sizes", "disk": "--file-sizes or -n"}  # noqa: RUF012

@@ -202,6 +202,7 @@ class ProfileWorkload(Mfmw):
 
     family = "profile"
     runs_alone = False
+    in_suites = False
     lower = {"buffers": "--in-flight", "data": "--size", "disk": "--size"}  # noqa: RUF012
 
     def __init__(self, profile: Profile) -> None:

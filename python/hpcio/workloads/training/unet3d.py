@@ -135,6 +135,8 @@ def steps_per_epoch(samples: int, batch: int, ranks: int) -> int:
 class _Unet3dBase(Workload):
     family = "training"
     runs_alone = False
+    # Datagen is made once, before the training points that read it: not a suite's point.
+    in_suites = False
     lower = {"buffers": "--transfer, --read-threads or --prefetch",  # noqa: RUF012
              "data": "--samples or --scale small",
              "disk": "--samples or --scale small"}  # fmt: skip
@@ -211,6 +213,7 @@ class Unet3dDatagen(_Unet3dBase):
 
 class Unet3d(_Unet3dBase):
     name = "unet3d"
+    in_suites = True
     params = TrainParams
     summary = "MLPerf Storage's unet3d training: accelerator utilization (AU) of each rank"
     own_phases = (Phase.READ,)
