@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from hpcio.errors import HpcioError, LaunchError
-from hpcio.runner import interrupts
+from hpcio.runner import heap, interrupts
 
 T = TypeVar("T")
 
@@ -191,7 +191,9 @@ def launched_by_hpcio() -> bool:
 
 
 def open_world() -> Comm:
-    """MPI when launched by an MPI launcher, else a world of one rank."""
+    """MPI when launched by an MPI launcher, else a world of one rank; either way with the C
+    heap at its steady state (runner/heap.py), before MPI or a library allocates."""
+    heap.settle()
     return MpiComm() if inside_mpi_job() else SerialComm()
 
 
