@@ -7,13 +7,13 @@ import pytest
 
 pytestmark = pytest.mark.mpi
 
-FILES, SIZE = 5, 16 << 10
+FILES, SIZE = 64, 4 << 10
 
 
 def listing_run(hpcio, file_url, target_dir, lister, *more):
     out = target_dir.parent / f"{lister}.jsonl"
     done = hpcio("run", "--workload", "listing", "--target", file_url(target_dir), "-n", 2,
-                 "--lister", lister, "--files-per-rank", FILES, "--file-size", "16KiB",
+                 "--lister", lister, "--files-per-rank", FILES, "--file-size", "4KiB",
                  "--verify", "-q", "-o", out, *more)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -32,7 +32,8 @@ def test_each_lister_reads_every_file_once(hpcio, file_url, target_dir, lister, 
     assert m["stat_ops"] == listers * 2 * FILES  # POSIX: each lister stats what it found
     assert 0 < m["list_p50_s"] <= m["list_p99_s"] <= m["list_max_s"]
     assert 0 < m["stat_p50_s"] <= m["stat_max_s"]
-    assert 0 < m["listing_s"] <= read["phase_time_s"]
+    # The listing is inside the phase (its open span), so the phase time covers it.
+    assert 0 < m["listing_s"] <= read["open_time_s"] <= read["phase_time_s"]
     assert doc["run"]["params"]["lister"] == lister
     assert list(target_dir.iterdir()) == []  # removed after the iteration, as IOR does
 

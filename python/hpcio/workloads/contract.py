@@ -118,6 +118,11 @@ class Context(Protocol):
         """The local path of `key` on a POSIX target."""
         ...
 
+    def finding(self, start_ns: int, end_ns: int) -> None:
+        """The body spent `start_ns`..`end_ns` (clock_ns) finding its files, outside any
+        operation it records (a listing, stats): the phase's open span and time include it."""
+        ...
+
 
 class Background(Protocol):
     def wait(self) -> None:

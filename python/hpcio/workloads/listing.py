@@ -195,6 +195,7 @@ def _list_then_read(context: Context) -> None:
     if run.params.lister == "rank0":
         listing = context.communicator().bcast(listing, root=0)
     listed = _engine.clock_ns()
+    context.finding(start, listed)
     during = counter.figures()
     context.metrics.update(
         lister=run.params.lister,
