@@ -37,6 +37,9 @@ _NS = 1e9
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ListingParams:
+    """--files-per-rank, --file-size and --in-flight are the patterns' and python-files'
+    options (one flag, one field), with their defaults, so `hpcio run --help` holds for all."""
+
     lister: str = option(
         "--lister",
         kind=choice("every", "rank0"),
@@ -47,7 +50,7 @@ class ListingParams:
     files_per_rank: int = option(
         "--files-per-rank",
         kind=POSITIVE,
-        default=16,
+        default=1,
         metavar="K",
         help="K files or objects per rank, all in flight together (fio's nrfiles)",
     )
@@ -55,13 +58,13 @@ class ListingParams:
         "--file-size",
         kind=SIZE,
         unit="bytes",
-        default=64 << 10,
+        default=1 << 20,
         help="bytes in each file (python-files, listing; listing moves each in one transfer)",
     )
     in_flight: int = option(
         "--in-flight",
         kind=POSITIVE,
-        default=4,
+        default=1,
         help="transfers (parts, GETs) in flight per rank (--concurrency is the same option)",
     )
 
