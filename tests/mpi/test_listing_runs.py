@@ -17,6 +17,8 @@ def listing_run(hpcio, file_url, target_dir, lister, *more):
                  "--verify", "-q", "-o", out, *more)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
+    who = "every rank listed" if lister == "every" else "rank 0 listed and broadcast"
+    assert f"  listing: {who} ({2 * FILES} entries)" in done.stdout
     return json.loads(out.read_text().splitlines()[-1])
 
 

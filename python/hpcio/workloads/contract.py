@@ -324,6 +324,11 @@ class Workload:
                 total[name] = total.get(name, 0) + value if number else total.get(name, value)
         return total
 
+    def notes(self, phase: str, metrics: Sequence[dict[str, Any]]) -> list[str]:
+        """Lines for the run's summary about its own figures, from the `metrics` of every
+        iteration of `phase`; none by default."""
+        return []
+
     def takes(self, field: str) -> bool:
         """Whether its params declare `field` (such as size_per_rank_bytes)."""
         return any(opt.field == field for opt in declared(self.params))

@@ -157,6 +157,24 @@ class Listing(Workload):
                 total[f"{op}_max_s"] = s["max_ns"] / _NS
         return total
 
+    def notes(self, phase: str, metrics: Sequence[dict[str, Any]]) -> list[str]:
+        listed = [m for m in metrics if "listing_s" in m]
+        if not listed:
+            return []
+        first = listed[0]
+        who = "every rank listed" if first["lister"] == "every" else "rank 0 listed and broadcast"
+        seconds = [m["listing_s"] for m in listed]
+        line = (
+            f"listing: {who} ({first['listed_entries']} entries); the slowest rank had it after "
+            f"{sum(seconds) / len(seconds):.4f} s (mean; max {max(seconds):.4f})"
+        )
+        for op, unit, scale in (("list", "ms", 1e3), ("stat", "us", 1e6)):
+            p99s = [m[f"{op}_p99_s"] for m in listed if f"{op}_p99_s" in m]
+            if p99s:
+                line += f"; {op} p99 up to {max(p99s) * scale:.1f} {unit}"
+        throttled = sum(int(m.get("list_throttled", 0)) for m in listed)
+        return [line + f"; {throttled} LIST response(s) throttled (429/503)"]
+
 
 def _file_plan(run: RunSpec, op: Op, keys: Sequence[str]) -> Any:
     """Open every key, move each whole in one transfer, (fsync,) close each."""
