@@ -109,6 +109,7 @@ def refused(done, error_line):
             "--size-per-rank 1 MiB does not split into 3 equal segments",
         ),
         (("-n", "0"), {}, "-n must be at least 1, got 0"),
+        (("--lister", "rank0"), {}, "--lister is for listing, not mfmw"),
         (("-n", "-2"), {}, "-n must be at least 1, got -2"),
         (("-i", "0"), {}, "-i must be at least 1, got 0"),
         (("--frobnicate",), {}, "unrecognized arguments: --frobnicate"),

@@ -68,3 +68,17 @@ def test_space_refusal_names_the_command_s_own_option(tmp_path, workload, lower)
     with pytest.raises(SpecError) as refused:
         check_space(run, str(tmp_path))
     assert f"free there: lower {lower}, or give --no-space-check" in str(refused.value)
+
+
+def test_cores_per_node_unions_each_hosts_masks_and_takes_the_smallest():
+    import os
+
+    from hpcio.runner import resources
+    from hpcio.runner.world import SerialComm
+
+    assert resources.cores_per_node(SerialComm()) == len(os.sched_getaffinity(0))
+    ranks = [{"a": frozenset({0})}, {"b": frozenset({0, 1, 2})}, {"a": frozenset({1})}]
+    merged = ranks[0]
+    for other in ranks[1:]:
+        merged = resources._union_by_host(merged, other)
+    assert merged == {"a": frozenset({0, 1}), "b": frozenset({0, 1, 2})}

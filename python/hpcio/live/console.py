@@ -49,6 +49,11 @@ def summary(doc: ResultDocument) -> str:
             f"  {phase:<5}  {bw.mean:>16.2f} {bw.min:>10.2f} {bw.max:>10.2f} "
             f"{s.seconds.mean:>15.4f} {s.latency.p50_s * 1e3:>13.3f} {s.latency.p99_s * 1e3:>12.3f}"
         )
+    workload = registry.WORKLOADS.get(doc.workload)
+    if workload is not None:
+        for phase in doc.summary:
+            metrics = [f.metrics for f in doc.phases if f.phase == phase and f.metrics]
+            lines.extend(f"  {note}" for note in workload.notes(phase, metrics))
     pushed_back = [
         f"{phase}: {s.throttled} throttled, {s.retried} retried"
         for phase, s in doc.summary.items()

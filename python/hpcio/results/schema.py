@@ -46,6 +46,32 @@ class RankTimes:
 
 
 @dataclass(frozen=True, slots=True)
+class Distribution:
+    """One raw time over ranks; percentiles by nearest rank (each is one rank's figure)."""
+
+    min: float
+    max: float
+    mean: float
+    p50: float
+    p90: float
+    p99: float
+
+
+@dataclass(frozen=True, slots=True)
+class RankSpread:
+    """Every rank's raw times of a phase, summarized: a document of more than `kept_below - 1`
+    ranks holds this instead of `per_rank`, which is then empty."""
+
+    ranks: int
+    #: Documents keep every rank's times up to kept_below - 1 ranks.
+    kept_below: int
+    #: start_s, end_s, open_s, transfer_s, close_s and bytes, each over all ranks.
+    times: dict[str, Distribution]
+    #: The ranks that ended last, latest first (the stragglers that set the phase time).
+    slowest: tuple[RankTimes, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class TimeSeries:
     """A phase second by second (or in tenths of a short phase), from its start, all ranks:
     MiB/s completed in each interval and the 99th percentile latency of the operations that
@@ -90,6 +116,9 @@ class PhaseFigures:
     #: Figures only this workload has (accelerator utilization, samples/s, library calls),
     #: by name with their unit in it: "accelerator_utilization_percent".
     metrics: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: Past 4096 ranks, `per_rank` is empty and this summarizes it; None in smaller runs and
+    #: in documents written before it existed.
+    per_rank_spread: RankSpread | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +266,9 @@ _NESTED: dict[tuple[str, str], type] = {
     ("PhaseFigures", "latency"): LatencyPercentiles,
     ("PhaseFigures", "per_rank"): RankTimes,
     ("PhaseFigures", "series"): TimeSeries,
+    ("PhaseFigures", "per_rank_spread"): RankSpread,
+    ("RankSpread", "times"): Distribution,
+    ("RankSpread", "slowest"): RankTimes,
     ("PhaseSummary", "latency"): LatencyPercentiles,
     **{
         ("PhaseSummary", n): Stats

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import base64
 import builtins
+import functools
 import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from hpcio import _engine
 from hpcio.results.schema import (
+    Distribution,
     LatencyPercentiles,
     PhaseFigures,
     PhaseSummary,
+    RankSpread,
     RankTimes,
     Stats,
     TimeSeries,
@@ -28,6 +32,13 @@ from hpcio.workloads.contract import RankInfo
 _NS = 1e9
 _QUANTILES = (0.5, 0.9, 0.99, 0.999)
 _KEPT_ERRORS = 5
+#: Up to this many ranks a document keeps every rank's raw times (about 150 bytes of JSON
+#: each: 0.6 MiB a phase at most); past it, their distribution and the slowest ranks. IOR's
+#: largest runs (tens of thousands of tasks, tens of phases) would otherwise write documents
+#: of hundreds of MiB that no report reads, and rewrite them after every iteration.
+PER_RANK_KEPT = 4096
+#: Ranks named in a summarized document: those that ended last.
+SLOWEST_KEPT = 16
 
 
 @dataclass(slots=True)
@@ -127,16 +138,17 @@ class RankFigures:
         ends = [s[1] for s in (self.open_ns, self.transfer_ns, self.close_ns) if s]
         return max(ends) if ends else None
 
-    def bytes_done_by(self, at_ns: int) -> float:
+    def bytes_done_by(self, at_ns: int) -> Fraction:
         """Bytes this rank had completed `at_ns` after t0: all of them if it had ended by then,
-        else from its completion timeline, interpolated inside the bucket holding `at_ns`."""
+        else from its completion timeline, interpolated inside the bucket holding `at_ns`
+        (exact, so ranks' figures add up to the same total in any order)."""
         if self.end_ns is not None and self.end_ns <= at_ns:
-            return float(self.bytes)
+            return Fraction(self.bytes)
         width = self.timeline_width_ns
         full, part = divmod(at_ns, width)
-        done = float(sum(self.timeline_bytes[:full]))
+        done = Fraction(sum(self.timeline_bytes[:full]))
         if full < len(self.timeline_bytes):
-            done += self.timeline_bytes[full] * part / width
+            done += Fraction(self.timeline_bytes[full] * part, width)
         return done
 
 
@@ -166,34 +178,179 @@ def latency_percentiles(encoded: bytes) -> LatencyPercentiles:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class PhaseFrame:
+    """What every rank needs from all of them before its share of a phase can be reduced:
+    the earliest start, the latest and the first end (None: no rank did anything), and the
+    coarsest bucket of any rank's timeline or latency series (ns since each rank's t0)."""
+
+    start_ns: int | None
+    end_ns: int | None
+    first_end_ns: int | None
+    coarsest_ns: int
+
+    @classmethod
+    def of(cls, rank: RankFigures) -> PhaseFrame:
+        widths = (rank.timeline_width_ns, rank.latency_series_width_ns)
+        return cls(rank.start_ns, rank.end_ns, rank.end_ns, max(widths))
+
+    def merged(self, other: PhaseFrame) -> PhaseFrame:
+        return PhaseFrame(
+            _least(self.start_ns, other.start_ns),
+            _most(self.end_ns, other.end_ns),
+            _least(self.first_end_ns, other.first_end_ns),
+            max(self.coarsest_ns, other.coarsest_ns),
+        )
+
+    @property
+    def origin_ns(self) -> int:
+        return self.start_ns or 0
+
+    @property
+    def phase_ns(self) -> int:
+        return self.end_ns - self.origin_ns if self.end_ns is not None else 0
+
+    def interval_ns(self) -> float:
+        """The time series' interval: 1 s, or a tenth of a phase shorter than 10 s, and never
+        finer than the coarsest rank's bucket."""
+        phase_ns = self.phase_ns
+        return max(_NS if phase_ns >= 10 * _NS else phase_ns / 10, self.coarsest_ns, 1)
+
+    def slots(self) -> int:
+        return max(1, math.ceil(self.phase_ns / self.interval_ns()))
+
+
+def _least(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _most(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _span_union(a: tuple[int, int] | None, b: tuple[int, int] | None) -> tuple[int, int] | None:
+    return a if b is None else _union(a, b)
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseShare:
+    """Ranks' figures of one phase reduced together: what a rank sends up the reduction tree
+    instead of all its figures, so rank 0 merges log2(ranks) of these rather than receiving
+    every rank's histogram, timeline and series. Merging is exact and order-free: sums of
+    integers, minima and maxima, histograms whose counts add, and a Fraction for the
+    stonewall bytes (interpolated inside a timeline bucket)."""
+
+    open_ns: tuple[int, int] | None
+    transfer_ns: tuple[int, int] | None
+    close_ns: tuple[int, int] | None
+    bytes: int
+    ops: int
+    errors: int
+    #: (rank, index, message): the first few, in rank order and each rank's own order.
+    first_errors: tuple[tuple[int, int, str], ...]
+    latency_hdr: builtins.bytes
+    requests: dict[str, int]
+    throttled: int
+    retried: int
+    stonewall_bytes: Fraction
+    #: Bytes completed in each interval of the time series.
+    done: tuple[int, ...]
+    #: (interval, latency bucket top in ns) -> operations completed in it.
+    series: dict[tuple[int, int], int]
+
+    @classmethod
+    def of(cls, rank: RankFigures, frame: PhaseFrame) -> PhaseShare:
+        """This rank's share, placed in the phase's frame (every rank's, reduced first)."""
+        origin, interval, slots = frame.origin_ns, frame.interval_ns(), frame.slots()
+
+        def slot_of(at_ns: float) -> int:
+            return min(max(int((at_ns - origin) // interval), 0), slots - 1)
+
+        done = [0] * slots
+        for index, completed in enumerate(rank.timeline_bytes):
+            if completed:
+                done[slot_of(index * rank.timeline_width_ns)] += completed
+        series: Counter[tuple[int, int]] = Counter()
+        for index, bucket_ns, ops in rank.latency_series:
+            series[(slot_of(index * rank.latency_series_width_ns), bucket_ns)] += ops
+        return cls(
+            open_ns=rank.open_ns,
+            transfer_ns=rank.transfer_ns,
+            close_ns=rank.close_ns,
+            bytes=rank.bytes,
+            ops=rank.ops,
+            errors=rank.errors,
+            first_errors=tuple(
+                (rank.rank, i, m) for i, m in enumerate(rank.first_errors[:_KEPT_ERRORS])
+            ),
+            latency_hdr=rank.latency_hdr,
+            requests=dict(rank.requests),
+            throttled=rank.throttled,
+            retried=rank.retried,
+            stonewall_bytes=rank.bytes_done_by(frame.first_end_ns or 0),
+            done=tuple(done),
+            series=dict(series),
+        )
+
+    def merged(self, other: PhaseShare) -> PhaseShare:
+        requests = Counter(self.requests)
+        requests.update(other.requests)
+        series = Counter(self.series)
+        series.update(other.series)
+        return PhaseShare(
+            open_ns=_span_union(self.open_ns, other.open_ns),
+            transfer_ns=_span_union(self.transfer_ns, other.transfer_ns),
+            close_ns=_span_union(self.close_ns, other.close_ns),
+            bytes=self.bytes + other.bytes,
+            ops=self.ops + other.ops,
+            errors=self.errors + other.errors,
+            first_errors=tuple(sorted(self.first_errors + other.first_errors))[:_KEPT_ERRORS],
+            latency_hdr=_engine.histogram_merge([self.latency_hdr, other.latency_hdr]),
+            requests=dict(requests),
+            throttled=self.throttled + other.throttled,
+            retried=self.retried + other.retried,
+            stonewall_bytes=self.stonewall_bytes + other.stonewall_bytes,
+            done=tuple(a + b for a, b in zip(self.done, other.done, strict=True)),
+            series=dict(series),
+        )
+
+
+def rank_row(rank: RankFigures) -> tuple[int, int, float, float, float, float, float, int]:
+    """A rank's raw times, as the fields of RankTimes: small, so gathering them stays cheap."""
+    return (
+        rank.rank,
+        rank.node,
+        (rank.start_ns or 0) / _NS,
+        (rank.end_ns or 0) / _NS,
+        _spread_s([rank.open_ns]),
+        _spread_s([rank.transfer_ns]),
+        _spread_s([rank.close_ns]),
+        rank.bytes,
+    )
+
+
 def time_series(ranks: Sequence[RankFigures], start_ns: int, phase_ns: int) -> TimeSeries:
+    """The time series of `ranks` over the phase from `start_ns`, `phase_ns` long."""
+    widths = [max(r.timeline_width_ns, r.latency_series_width_ns) for r in ranks]
+    frame = PhaseFrame(start_ns, start_ns + phase_ns, None, max(widths, default=1))
+    share = functools.reduce(PhaseShare.merged, (PhaseShare.of(r, frame) for r in ranks))
+    return series_of(share, frame)
+
+
+def series_of(share: PhaseShare, frame: PhaseFrame) -> TimeSeries:
     """Bytes completed per interval of the phase, as MiB/s, and the p99 latency of the
     operations completed in it, over all ranks, so stalls show.
 
-    The interval is 1 s, or a tenth of a phase shorter than 10 s, and never finer than the
-    coarsest rank's timeline bucket. An engine bucket counts in the interval where it starts.
-    The p99 comes from the ranks' per-interval bucket counts merged, never from averaging.
+    An engine bucket counts in the interval where it starts. The p99 comes from the ranks'
+    per-interval bucket counts merged, never from averaging.
     """
-    coarsest = max(
-        (w for r in ranks for w in (r.timeline_width_ns, r.latency_series_width_ns)), default=1
-    )
-    interval_ns = max(_NS if phase_ns >= 10 * _NS else phase_ns / 10, coarsest, 1)
-    slots = max(1, math.ceil(phase_ns / interval_ns))
-
-    def slot_of(at_ns: float) -> int:
-        return min(max(int((at_ns - start_ns) // interval_ns), 0), slots - 1)
-
-    done = [0.0] * slots
-    counts: list[Counter[int]] = [Counter() for _ in range(slots)]
-    for rank in ranks:
-        for index, completed in enumerate(rank.timeline_bytes):
-            done[slot_of(index * rank.timeline_width_ns)] += completed
-        for index, bucket_ns, ops in rank.latency_series:
-            counts[slot_of(index * rank.latency_series_width_ns)][bucket_ns] += ops
-    interval_s = interval_ns / _NS
+    counts: list[Counter[int]] = [Counter() for _ in share.done]
+    for (slot, bucket_ns), ops in share.series.items():
+        counts[slot][bucket_ns] += ops
+    interval_s = frame.interval_ns() / _NS
     return TimeSeries(
         interval_s=interval_s,
-        mib_s=tuple(b / interval_s / (1 << 20) for b in done),
+        mib_s=tuple(b / interval_s / (1 << 20) for b in share.done),
         p99_s=tuple(_quantile(c, 0.99) for c in counts),
     )
 
@@ -213,56 +370,93 @@ def _quantile(counts: Counter[int], q: float) -> float | None:
 
 
 def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> PhaseFigures:
+    """IOR's reduction of every rank's figures in one process: the runner reduces the same
+    shares across ranks (runner/run.py), this does it for figures already in hand."""
+    frame = functools.reduce(PhaseFrame.merged, (PhaseFrame.of(r) for r in ranks))
+    share = functools.reduce(PhaseShare.merged, (PhaseShare.of(r, frame) for r in ranks))
+    return reduced_figures(phase, iteration, frame, share, [rank_row(r) for r in ranks])
+
+
+def reduced_figures(
+    phase: str,
+    iteration: int,
+    frame: PhaseFrame,
+    share: PhaseShare,
+    rows: Sequence[tuple[int, int, float, float, float, float, float, int]],
+) -> PhaseFigures:
     """IOR's reduction: phase time = latest end - earliest start over ranks; bandwidth = bytes
-    completed / phase time. The stonewall figure stops the clock at the first rank's end."""
-    starts = [r.start_ns for r in ranks if r.start_ns is not None]
-    ends = [r.end_ns for r in ranks if r.end_ns is not None]
-    start = min(starts) if starts else 0
-    phase_ns = (max(ends) - start) if ends else 0
-    total = sum(r.bytes for r in ranks)
-    first_end = min(ends) if ends else 0
-    stonewall_bytes = sum(r.bytes_done_by(first_end) for r in ranks)
-    stonewall_ns = first_end - start
-    merged = _engine.histogram_merge([r.latency_hdr for r in ranks])
-    first_errors = tuple(f"rank {r.rank}: {m}" for r in ranks for m in r.first_errors)
+    completed / phase time. The stonewall figure stops the clock at the first rank's end.
+    Past PER_RANK_KEPT ranks the raw times are summarized (results/schema.py RankSpread).
+
+    Args:
+        frame, share: every rank's, reduced.
+        rows: every rank's rank_row(), in rank order.
+    """
+    start, phase_ns = frame.origin_ns, frame.phase_ns
+    stonewall_ns = (frame.first_end_ns or 0) - start
+    stonewall_bytes = float(share.stonewall_bytes)
+    per_rank = tuple(RankTimes(*row) for row in rows) if len(rows) <= PER_RANK_KEPT else ()
     return PhaseFigures(
         phase=phase,
         iteration=iteration,
-        ranks=len(ranks),
-        nodes=len({r.node for r in ranks}),
-        bytes_total=total,
-        ops_total=sum(r.ops for r in ranks),
-        errors=sum(r.errors for r in ranks),
-        first_errors=first_errors[:_KEPT_ERRORS],
+        ranks=len(rows),
+        nodes=len({row[1] for row in rows}),
+        bytes_total=share.bytes,
+        ops_total=share.ops,
+        errors=share.errors,
+        first_errors=tuple(f"rank {r}: {m}" for r, _, m in share.first_errors),
         phase_time_s=phase_ns / _NS,
-        bandwidth_bytes_per_s=total * _NS / phase_ns if phase_ns else 0.0,
+        bandwidth_bytes_per_s=share.bytes * _NS / phase_ns if phase_ns else 0.0,
         stonewall_time_s=stonewall_ns / _NS,
         stonewall_bytes=int(stonewall_bytes),
         stonewall_bandwidth_bytes_per_s=stonewall_bytes * _NS / stonewall_ns
         if stonewall_ns
         else 0.0,
-        open_time_s=_spread_s([r.open_ns for r in ranks]),
-        transfer_time_s=_spread_s([r.transfer_ns for r in ranks]),
-        close_time_s=_spread_s([r.close_ns for r in ranks]),
-        latency=latency_percentiles(merged),
-        latency_hdr_b64=base64.b64encode(merged).decode("ascii"),
-        requests=dict(sum((Counter(r.requests) for r in ranks), Counter())),
-        series=time_series(ranks, start, phase_ns),
-        throttled=sum(r.throttled for r in ranks),
-        retried=sum(r.retried for r in ranks),
-        per_rank=tuple(
-            RankTimes(
-                rank=r.rank,
-                node=r.node,
-                start_s=(r.start_ns or 0) / _NS,
-                end_s=(r.end_ns or 0) / _NS,
-                open_s=_spread_s([r.open_ns]),
-                transfer_s=_spread_s([r.transfer_ns]),
-                close_s=_spread_s([r.close_ns]),
-                bytes=r.bytes,
-            )
-            for r in ranks
-        ),
+        open_time_s=_spread_s([share.open_ns]),
+        transfer_time_s=_spread_s([share.transfer_ns]),
+        close_time_s=_spread_s([share.close_ns]),
+        latency=latency_percentiles(share.latency_hdr),
+        latency_hdr_b64=base64.b64encode(share.latency_hdr).decode("ascii"),
+        requests=dict(share.requests),
+        series=series_of(share, frame),
+        throttled=share.throttled,
+        retried=share.retried,
+        per_rank=per_rank,
+        per_rank_spread=None if per_rank or not rows else rank_spread(rows),
+    )
+
+
+def rank_spread(
+    rows: Sequence[tuple[int, int, float, float, float, float, float, int]],
+) -> RankSpread:
+    """The distribution of every raw time over ranks, and the ranks that ended last."""
+    columns = np.array([row[2:] for row in rows], dtype=np.float64)
+    names = ("start_s", "end_s", "open_s", "transfer_s", "close_s", "bytes")
+    spread = {name: _distribution(columns[:, i]) for i, name in enumerate(names)}
+    latest = np.argsort(-columns[:, 1], kind="stable")[:SLOWEST_KEPT]
+    return RankSpread(
+        ranks=len(rows),
+        kept_below=PER_RANK_KEPT + 1,
+        times=spread,
+        slowest=tuple(RankTimes(*rows[i]) for i in latest),
+    )
+
+
+def _distribution(values: np.ndarray) -> Distribution:
+    """Percentiles by nearest rank (the smallest value with at least q of the ranks at or
+    below it), so each is one rank's real figure."""
+    ordered = np.sort(values)
+
+    def at(q: float) -> float:
+        return float(ordered[max(0, math.ceil(q * len(ordered)) - 1)])
+
+    return Distribution(
+        min=float(ordered[0]),
+        max=float(ordered[-1]),
+        mean=float(values.mean()),
+        p50=at(0.5),
+        p90=at(0.9),
+        p99=at(0.99),
     )
 
 

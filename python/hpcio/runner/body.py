@@ -70,6 +70,8 @@ class BodyContext:
         self._background: list[_Background] = []
         #: Figures of the plans write_from ran.
         self._written: list[_engine.Figures] = []
+        #: (start, end) on clock_ns's scale of the body's own metadata work (see finding).
+        self._finding: tuple[int, int] | None = None
         # An executor counts the target's requests since it started, so plans running at
         # once would each count the others'. This one runs nothing: from the phase's start
         # it counts every request this rank's plans made, once.
@@ -117,6 +119,21 @@ class BodyContext:
     def path(self, key: str) -> str:
         return os.path.join(self.run.target.path, key)
 
+    def finding(self, start_ns: int, end_ns: int) -> None:
+        """The body spent `start_ns`..`end_ns` (clock_ns) finding its files (a listing,
+        stats): it joins the phase's open span, so the phase's time includes it."""
+        span = (start_ns, end_ns)
+        self._finding = span if self._finding is None else (
+            min(self._finding[0], start_ns), max(self._finding[1], end_ns)
+        )  # fmt: skip
+
+    def opened_ns(self, open_ns: tuple[int, int] | None) -> tuple[int, int] | None:
+        """`open_ns` (since t0) widened by the time spent finding files."""
+        if self._finding is None:
+            return open_ns
+        found = (self._finding[0] - self._t0_ns, self._finding[1] - self._t0_ns)
+        return found if open_ns is None else (min(open_ns[0], found[0]), max(open_ns[1], found[1]))
+
     def start(self, t0_ns: int) -> None:
         self._t0_ns = t0_ns
         self.recorder.start(t0_ns)
@@ -162,4 +179,10 @@ def run_python_body(
         context.recorder.error(f"{type(e).__name__}: {e}")
     figures = RankFigures.from_engine(who, context.figures(), metrics=context.metrics)
     requests, throttled, retried = context.requests()
-    return dataclasses.replace(figures, requests=requests, throttled=throttled, retried=retried)
+    return dataclasses.replace(
+        figures,
+        open_ns=context.opened_ns(figures.open_ns),
+        requests=requests,
+        throttled=throttled,
+        retried=retried,
+    )

@@ -104,11 +104,15 @@ def cores_per_node(world: Comm) -> int | None:
     """The fewest cores the ranks of any one node may run on between them (the union of their
     CPU affinity masks: a launcher that binds each rank to a core still gives the node's ranks
     as many cores as ranks). Collective; rank 0 gets the figure, the others None."""
-    mine = (socket.gethostname(), sorted(os.sched_getaffinity(0)))
-    everyone = world.gather(mine)
-    if everyone is None:
+    mine = {socket.gethostname(): frozenset(os.sched_getaffinity(0))}
+    # Reduced, not gathered: each node's mask once, however many ranks it runs.
+    cores = world.reduce(mine, _union_by_host)
+    if cores is None:
         return None
-    cores: dict[str, set[int]] = {}
-    for host, cpus in everyone:
-        cores.setdefault(host, set()).update(cpus)
     return min(len(cpus) for cpus in cores.values())
+
+
+def _union_by_host(
+    a: dict[str, frozenset[int]], b: dict[str, frozenset[int]]
+) -> dict[str, frozenset[int]]:
+    return {host: a.get(host, frozenset()) | b.get(host, frozenset()) for host in {*a, *b}}

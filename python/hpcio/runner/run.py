@@ -14,7 +14,13 @@ from hpcio import _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
 from hpcio.runner import ceiling, interrupts, journal, lock, machine, resources
-from hpcio.runner.aggregate import phase_figures, summarize
+from hpcio.runner.aggregate import (
+    PhaseFrame,
+    PhaseShare,
+    rank_row,
+    reduced_figures,
+    summarize,
+)
 from hpcio.runner.cleanup import remove_empty_directories, written_keys
 from hpcio.runner.pagecache import (
     cache_record,
@@ -270,11 +276,16 @@ def _phase(
 ) -> PhaseFigures | None:
     """One phase on all ranks; rank 0 gets the figures. Any rank's error fails every rank."""
     mine = run_phase(world, target, run, workload, phase, who)
-    everyone = world.gather(mine)
+    # Reduced up a tree, not gathered: rank 0 would otherwise receive every rank's histogram,
+    # timeline and latency series (tens of KiB each). Only the raw times (and a Python
+    # body's metrics, which its workload reduces) come to rank 0 from every rank.
+    frame = world.allreduce(PhaseFrame.of(mine), PhaseFrame.merged)
+    share = world.reduce(PhaseShare.of(mine, frame), PhaseShare.merged)
+    rows = world.gather((rank_row(mine), mine.metrics))
     figures, failure = None, None
-    if everyone is not None:
-        figures = phase_figures(phase.value, iteration, everyone)
-        metrics = workload.reduce_metrics([r.metrics for r in everyone if r.metrics])
+    if share is not None and rows is not None:
+        figures = reduced_figures(phase.value, iteration, frame, share, [r for r, _ in rows])
+        metrics = workload.reduce_metrics([m for _, m in rows if m])
         if metrics:
             figures = dataclasses.replace(figures, metrics=metrics)
         if figures.errors:

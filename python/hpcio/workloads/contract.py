@@ -118,6 +118,11 @@ class Context(Protocol):
         """The local path of `key` on a POSIX target."""
         ...
 
+    def finding(self, start_ns: int, end_ns: int) -> None:
+        """The body spent `start_ns`..`end_ns` (clock_ns) finding its files, outside any
+        operation it records (a listing, stats): the phase's open span and time include it."""
+        ...
+
 
 class Background(Protocol):
     def wait(self) -> None:
@@ -322,6 +327,11 @@ class Workload:
                 number = isinstance(value, int | float) and not isinstance(value, bool)
                 total[name] = total.get(name, 0) + value if number else total.get(name, value)
         return total
+
+    def notes(self, phase: str, metrics: Sequence[dict[str, Any]]) -> list[str]:
+        """Lines for the run's summary about its own figures, from the `metrics` of every
+        iteration of `phase`; none by default."""
+        return []
 
     def takes(self, field: str) -> bool:
         """Whether its params declare `field` (such as size_per_rank_bytes)."""

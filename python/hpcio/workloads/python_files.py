@@ -37,7 +37,7 @@ class PythonFilesParams:
     files: int = option("--files", kind=POSITIVE, default=4, help="python-files: files per rank")
     file_size_bytes: int = option(
         "--file-size", kind=SIZE, unit="bytes", default=1 << 20,
-        help="python-files: bytes in each file",
+        help="python-files, listing: bytes in each file",
     )  # fmt: skip
     block_bytes: int = option(
         "--block", kind=SIZE, unit="bytes", default=256 << 10,

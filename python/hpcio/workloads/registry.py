@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from hpcio.errors import SpecError
 from hpcio.spec.options import Option, declared
-from hpcio.workloads import checkpoint, netcdf_codes, patterns, python_files
+from hpcio.workloads import checkpoint, listing, netcdf_codes, patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
 from hpcio.workloads.seismic import imaging, volume
@@ -19,6 +19,7 @@ _REGISTERED: tuple[Workload, ...] = (
     *storage.WORKLOADS,
     iozone.Iozone(),
     python_files.PythonFiles(),
+    listing.Listing(),
     *netcdf_codes.WORKLOADS,
     *checkpoint.WORKLOADS,
     volume.Volume(),
