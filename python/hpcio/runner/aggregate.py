@@ -78,6 +78,8 @@ class RankFigures:
     retried: int = 0
     #: Figures only the workload has (a Python body's context.metrics), reduced by it.
     metrics: dict[str, Any] = field(default_factory=dict)
+    #: With --reorder, in a read phase: the rank whose data this rank read.
+    read_from: int | None = None
 
     @classmethod
     def from_engine(
@@ -225,6 +227,7 @@ def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> P
     stonewall_ns = first_end - start
     merged = _engine.histogram_merge([r.latency_hdr for r in ranks])
     first_errors = tuple(f"rank {r.rank}: {m}" for r in ranks for m in r.first_errors)
+    node_of = {r.rank: r.node for r in ranks}
     return PhaseFigures(
         phase=phase,
         iteration=iteration,
@@ -260,6 +263,8 @@ def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> P
                 transfer_s=_spread_s([r.transfer_ns]),
                 close_s=_spread_s([r.close_ns]),
                 bytes=r.bytes,
+                read_from_rank=r.read_from,
+                read_from_node=node_of.get(r.read_from) if r.read_from is not None else None,
             )
             for r in ranks
         ),

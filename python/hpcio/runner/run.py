@@ -148,7 +148,13 @@ def execute(
         raise problem
 
     who = RankInfo(
-        world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node, topo.nodes
+        world.rank,
+        world.size,
+        topo.node,
+        topo.local_rank,
+        topo.ranks_per_node,
+        topo.nodes,
+        topo.placement,
     )
     workload = registry.get(run.workload)
     target = open_target(run)

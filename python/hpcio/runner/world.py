@@ -29,12 +29,14 @@ _MPI_JOB_VARIABLES = (
 
 @dataclass(frozen=True, slots=True)
 class Topology:
-    """Where this rank runs: hosts in order of first rank, node index, rank within the node."""
+    """Where this rank runs: hosts in order of first rank, node index, rank within the node,
+    and the node of every rank."""
 
     hosts: tuple[str, ...]
     node: int
     local_rank: int
     ranks_per_node: int
+    placement: tuple[int, ...] = ()
 
     @property
     def nodes(self) -> int:
@@ -178,7 +180,14 @@ def topology(world: Comm) -> Topology:
     me = names[world.rank]
     per_node = max(names.count(h) for h in hosts)
     local = names[: world.rank].count(me)
-    return Topology(hosts=hosts, node=hosts.index(me), local_rank=local, ranks_per_node=per_node)
+    index = {h: i for i, h in enumerate(hosts)}
+    return Topology(
+        hosts=hosts,
+        node=index[me],
+        local_rank=local,
+        ranks_per_node=per_node,
+        placement=tuple(index[n] for n in names),
+    )
 
 
 def inside_mpi_job() -> bool:
