@@ -140,6 +140,9 @@ class CacheRecord:
     #: runner/ceiling.py) and that limit in bytes/s, None where it is unknown.
     read_ceiling: str = ""
     read_ceiling_bytes_per_s: float | None = None
+    #: With --drop-caches: how many times each host (by its name) dropped its page cache, one
+    #: rank per host before each read phase; empty otherwise and in older documents.
+    caches_dropped_by_host: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
