@@ -46,3 +46,25 @@ def test_every_pattern_records_both_hosts(cluster, tmp_path, pattern):
         placed = [(r["rank"], r["node"]) for r in phase["per_rank"]]
         assert placed == [(0, 0), (1, 0), (2, 1), (3, 1)]
     assert data_files(target) == []
+
+
+def test_self_launch_from_a_host_outside_the_hostfile(cluster, tmp_path):
+    """`hpcio run -n 2` on node1 (a login node) with HPCIO_MPIEXEC naming node2 only: rank 0
+    runs on node2, where it must get what the launching hpcio hands its ranks (the target lock's
+    token among them), or it finds the target held by its own launcher."""
+    import dataclasses
+
+    target, out = tmp_path / "target", tmp_path / "r.jsonl"
+    target.mkdir()
+    compute = tmp_path / "compute-nodes"
+    compute.write_text(f"{cluster.hosts[1].address} slots=2\n")
+    launcher = dataclasses.replace(cluster, hostfile=compute).launcher()
+    done = cluster.run(
+        [sys.executable, "-m", "hpcio", "run", "--pattern", "sfmw", "-n", "2", "--target",
+         f"file://{target}", "--size-per-rank", "1MiB", "--verify", "-o", str(out)],
+        env={"HPCIO_MPIEXEC": launcher},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = only_document(out)
+    assert (doc["hosts"], doc["ranks_per_node"]) == (["node2"], 2)
+    assert data_files(target) == []
