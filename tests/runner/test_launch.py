@@ -119,20 +119,24 @@ def test_hpcio_mpiexec_is_split_as_a_shell_splits_it(monkeypatch):
 
 def test_an_open_mpi_launcher_hands_the_ranks_on_other_nodes_hpcios_variables(monkeypatch):
     """Open MPI gives ranks on other nodes only the variables named by -x: without the lock's
-    token a rank 0 there finds the target held by its own launcher."""
+    token a rank 0 there finds the target held by its own launcher; without the store's
+    credentials the store refuses them."""
     from hpcio.runner import mpiexec
 
-    for name in [n for n in os.environ if n.startswith("HPCIO_")]:
+    for name in [n for n in os.environ if n.startswith(("HPCIO_", "AWS_", "AZURE_", "GOOGLE_"))]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("HPCIO_MPIEXEC", "mpiexec --hostfile hosts")
     monkeypatch.setenv("HPCIO_LOCK_TOKEN", "t")
     monkeypatch.setenv("HPCIO_JOB", "j")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cr3t")
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_KEY", "k3y")
     monkeypatch.setattr(mpiexec, "_is_open_mpi", lambda _: True)
     monkeypatch.setattr(mpiexec.shutil, "which", lambda name: f"/usr/bin/{name}")
     command = mpiexec.launch_command(2, ["run"])
     handed = [command[i + 1] for i, word in enumerate(command) if word == "-x"]
-    assert handed == ["HPCIO_JOB", "HPCIO_LAUNCHED", "HPCIO_LOCK_TOKEN"]
-    assert "t" not in command and "j" not in command  # names only, never values
+    assert handed == ["AWS_SECRET_ACCESS_KEY", "AZURE_STORAGE_ACCOUNT_KEY", "HPCIO_JOB",
+                      "HPCIO_LAUNCHED", "HPCIO_LOCK_TOKEN"]  # fmt: skip
+    assert not {"t", "j", "s3cr3t", "k3y"} & set(command)  # names only, never values
 
 
 def test_unpaired_quotes_in_hpcio_mpiexec_are_one_clear_error(monkeypatch):

@@ -62,12 +62,19 @@ def launcher_words() -> list[str]:
         raise LaunchError(f"HPCIO_MPIEXEC cannot be split into words: {e}") from None
 
 
+#: Variables ranks on other nodes need: what the launching hpcio hands its ranks (the job id,
+#: its journal, the target lock's token, store options, the stdout spool), and the object
+#: stores' endpoints and credentials, which the engine reads from the environment.
+_HANDED_ON_PREFIXES = ("HPCIO_", "AWS_", "AZURE_", "GOOGLE_")
+
+
 def _handed_on() -> list[str]:
-    """Open MPI's -x for each variable the launching hpcio hands its ranks (the job id, its
-    journal, the target lock's token, store options, the stdout spool): Open MPI gives ranks
-    on other nodes only the environment it is told to, and a rank 0 there without the lock's
-    token would find the target held by its own launcher."""
-    names = sorted({*(n for n in os.environ if n.startswith("HPCIO_")), "HPCIO_LAUNCHED"})
+    """Open MPI's -x for each variable ranks on other nodes need (by name: the values never
+    reach a command line). Open MPI gives them only the environment it is told to: a rank 0
+    there without the lock's token finds the target held by its own launcher, and ranks
+    without the store's credentials are refused by it."""
+    names = sorted({*(n for n in os.environ if n.startswith(_HANDED_ON_PREFIXES)),
+                    "HPCIO_LAUNCHED"})  # fmt: skip
     return [word for name in names if name != "HPCIO_MPIEXEC" for word in ("-x", name)]
 
 
