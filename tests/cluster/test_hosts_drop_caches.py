@@ -5,7 +5,7 @@ suite may do that (HPCIO_TEST_DROP_CACHES=1, as CI sets)."""
 
 from __future__ import annotations
 
-from test_placement import hpcio_run, only_document
+from test_hosts_patterns import hpcio_run, only_document
 
 
 def test_every_host_drops_its_page_cache_once_per_read(cluster, drops_page_cache, tmp_path):

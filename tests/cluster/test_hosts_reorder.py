@@ -4,7 +4,7 @@ however the launcher placed the ranks, and the document says whose."""
 from __future__ import annotations
 
 import pytest
-from test_placement import hpcio_run, only_document
+from test_hosts_patterns import hpcio_run, only_document
 
 #: Open MPI's placements: fill a host's slots first (its default), or deal ranks round robin.
 PLACEMENTS = {"by slot": (), "by node": ("--map-by", "node")}

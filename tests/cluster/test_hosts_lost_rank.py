@@ -12,7 +12,7 @@ import sys
 import time
 
 import pytest
-from test_placement import data_files
+from test_hosts_patterns import data_files
 
 #: Open MPI gives ranks this long between SIGTERM and SIGKILL (default 1 s): a loaded 2-core
 #: machine may not schedule a rank that soon (tests/mpi/test_interrupts.py's SLOW_NODE).
