@@ -30,7 +30,10 @@ def launch_command(ranks: int, argv: Sequence[str]) -> list[str]:
             'your launcher (e.g. "mpiexec --hostfile hosts") or unset it to use mpiexec'
         )
     if launcher:
-        if _is_open_mpi(launcher[0]):
+        # Only a program named as MPI's launchers are is asked its version: a script of the
+        # user's own is run once per launch, as given.
+        named = os.path.basename(launcher[0]) in ("mpiexec", "mpirun", "orterun")
+        if named and _is_open_mpi(launcher[0]):
             launcher += _handed_on()
     else:
         found = shutil.which("mpiexec") or shutil.which("mpirun")
