@@ -46,6 +46,7 @@ _KIND_BY_FIXTURE = {
     "drops_page_cache": "root",
     "chromium": "browser",
     "cluster": "hosts",
+    "four_hosts": "hosts",
 }
 _KINDS = ("mpi", "servers", "root", "browser", "hosts")
 
