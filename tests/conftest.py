@@ -30,7 +30,12 @@ class Completed(NamedTuple):
 
 
 #: Tests under these directories are all of one kind (the markers are declared in pyproject.toml).
-_KIND_BY_DIRECTORY = {"mpi": "mpi", "targets": "servers", "test_servers.py": "servers"}
+_KIND_BY_DIRECTORY = {
+    "mpi": "mpi",
+    "targets": "servers",
+    "test_servers.py": "servers",
+    "cluster": "hosts",
+}
 #: Fixtures that make a test of a kind wherever it is.
 _KIND_BY_FIXTURE = {
     "mpiexec": "mpi",
@@ -40,12 +45,14 @@ _KIND_BY_FIXTURE = {
     "private_mounts": "root",
     "drops_page_cache": "root",
     "chromium": "browser",
+    "cluster": "hosts",
+    "four_hosts": "hosts",
 }
-_KINDS = ("mpi", "servers", "root", "browser")
+_KINDS = ("mpi", "servers", "root", "browser", "hosts")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test mpi, servers, root or browser by where it lives and what it uses; the
+    """Mark each test mpi, servers, root, browser or hosts by where it lives and what it uses; the
     rest unit (`pytest -m unit`: no mpiexec, no server, no browser, no root action; the
     unit_guard fixture holds them to the first)."""
     tests = Path(__file__).resolve().parent

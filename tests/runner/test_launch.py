@@ -2,6 +2,7 @@
 (tests/mpi/test_interrupts.py and test_suites.py launch real jobs)."""
 
 import json
+import os
 
 import pytest
 from hpcio.commands.run import store_options
@@ -104,3 +105,44 @@ def test_a_launcher_killed_by_a_signal_is_said_alike_by_run_and_suite(
     assert said[0] == "hpcio: error: the MPI job failed: a rank was killed (signal 9)", said
     assert said[1:] == [f"hpcio: no iteration had finished; nothing added to {output}"]
     assert list(target_dir.iterdir()) == []
+
+
+def test_hpcio_mpiexec_is_split_as_a_shell_splits_it(monkeypatch):
+    from hpcio.runner import mpiexec
+
+    monkeypatch.setenv("HPCIO_MPIEXEC", "mpiexec --mca plm_rsh_agent 'ssh -F /tmp/my cfg'")
+    monkeypatch.setattr(mpiexec, "_is_open_mpi", lambda _: False)
+    monkeypatch.setattr(mpiexec.shutil, "which", lambda name: f"/usr/bin/{name}")
+    command = mpiexec.launch_command(2, ["run"])
+    assert command[:4] == ["mpiexec", "--mca", "plm_rsh_agent", "ssh -F /tmp/my cfg"]
+
+
+def test_an_open_mpi_launcher_hands_the_ranks_on_other_nodes_hpcios_variables(monkeypatch):
+    """Open MPI gives ranks on other nodes only the variables named by -x: without the lock's
+    token a rank 0 there finds the target held by its own launcher; without the store's
+    credentials the store refuses them."""
+    from hpcio.runner import mpiexec
+
+    for name in [n for n in os.environ if n.startswith(("HPCIO_", "AWS_", "AZURE_", "GOOGLE_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HPCIO_MPIEXEC", "mpiexec --hostfile hosts")
+    monkeypatch.setenv("HPCIO_LOCK_TOKEN", "t")
+    monkeypatch.setenv("HPCIO_JOB", "j")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cr3t")
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_KEY", "k3y")
+    monkeypatch.setattr(mpiexec, "_is_open_mpi", lambda _: True)
+    monkeypatch.setattr(mpiexec.shutil, "which", lambda name: f"/usr/bin/{name}")
+    command = mpiexec.launch_command(2, ["run"])
+    handed = [command[i + 1] for i, word in enumerate(command) if word == "-x"]
+    assert handed == ["AWS_SECRET_ACCESS_KEY", "AZURE_STORAGE_ACCOUNT_KEY", "HPCIO_JOB",
+                      "HPCIO_LAUNCHED", "HPCIO_LOCK_TOKEN"]  # fmt: skip
+    assert not {"t", "j", "s3cr3t", "k3y"} & set(command)  # names only, never values
+
+
+def test_unpaired_quotes_in_hpcio_mpiexec_are_one_clear_error(monkeypatch):
+    from hpcio.errors import LaunchError
+    from hpcio.runner import mpiexec
+
+    monkeypatch.setenv("HPCIO_MPIEXEC", "mpiexec --mca plm_rsh_agent 'ssh -F cfg")
+    with pytest.raises(LaunchError, match="HPCIO_MPIEXEC cannot be split into words"):
+        mpiexec.launch_command(2, ["run"])

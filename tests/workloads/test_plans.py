@@ -143,6 +143,28 @@ def test_reorder_on_several_nodes_reads_next_node(rank, expected):
     assert who.read_source(reorder=True) == expected
 
 
+@pytest.mark.parametrize(
+    ("placement", "expected"),
+    [
+        ((0, 0, 1, 1), (2, 3, 0, 1)),  # in blocks (mpiexec's default): IOR's shift
+        ((0, 1, 0, 1), (1, 0, 3, 2)),  # round robin (--map-by node): a shift of 2 stays home
+        ((0, 1, 2, 0, 1, 2), (1, 2, 0, 4, 5, 3)),
+        ((0, 0, 0, 1), (3, 3, 3, 0)),  # a node with fewer ranks is read from by several
+    ],
+)
+def test_reorder_reads_the_next_node_wherever_ranks_are_placed(placement, expected):
+    nodes = max(placement) + 1
+    per_node = max(placement.count(n) for n in range(nodes))
+    sources = []
+    for rank, node in enumerate(placement):
+        local = placement[:rank].count(node)
+        who = RankInfo(rank, len(placement), node, local, per_node, nodes, placement)
+        sources.append(who.read_source(reorder=True))
+    assert tuple(sources) == expected
+    assert all(placement[s] != placement[r] for r, s in enumerate(sources))
+    assert who.read_sources(reorder=True) == expected
+
+
 def test_reorder_alone_reads_itself():
     assert RankInfo(0, 1).read_source(reorder=True) == 0
 

@@ -43,6 +43,10 @@ class RankTimes:
     transfer_s: float
     close_s: float
     bytes: int
+    #: With --reorder, in a read phase: the rank whose data this rank read, and its node
+    #: (None otherwise, and in documents written before these fields existed).
+    read_from_rank: int | None = None
+    read_from_node: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +169,9 @@ class CacheRecord:
     #: runner/ceiling.py) and that limit in bytes/s, None where it is unknown.
     read_ceiling: str = ""
     read_ceiling_bytes_per_s: float | None = None
+    #: With --drop-caches: how many times each host (by its name) dropped its page cache, one
+    #: rank per host before each read phase; empty otherwise and in older documents.
+    caches_dropped_by_host: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +229,14 @@ class ResultDocument:
         return {**flat, **self.run["params"]}
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        record = dataclasses.asdict(self)
+        # Written only where set: per-rank entries are most of a large job's document.
+        for phase in record["phases"]:
+            for times in phase["per_rank"]:
+                for name in _PER_RANK_WHEN_SET:
+                    if times[name] is None:
+                        del times[name]
+        return record
 
     @classmethod
     def from_dict(cls, record: dict[str, Any]) -> ResultDocument:
@@ -258,6 +272,9 @@ def _build(cls: Any, value: Any) -> Any:
             kwargs[name] = _build(nested, item)
     return cls(**kwargs)
 
+
+#: RankTimes fields a document holds only where they are not None.
+_PER_RANK_WHEN_SET = ("read_from_rank", "read_from_node")
 
 _NESTED: dict[tuple[str, str], type] = {
     ("ResultDocument", "cache"): CacheRecord,

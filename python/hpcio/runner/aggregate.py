@@ -89,6 +89,8 @@ class RankFigures:
     retried: int = 0
     #: Figures only the workload has (a Python body's context.metrics), reduced by it.
     metrics: dict[str, Any] = field(default_factory=dict)
+    #: With --reorder, in a read phase: the rank whose data this rank read.
+    read_from: int | None = None
 
     @classmethod
     def from_engine(
@@ -315,7 +317,12 @@ class PhaseShare:
         )
 
 
-def rank_row(rank: RankFigures) -> tuple[int, int, float, float, float, float, float, int]:
+#: rank_row(): rank, node, start_s, end_s, open_s, transfer_s, close_s, bytes, and the rank
+#: whose data it read (--reorder) or None.
+RankRow = tuple[int, int, float, float, float, float, float, int, "int | None"]
+
+
+def rank_row(rank: RankFigures) -> RankRow:
     """A rank's raw times, as the fields of RankTimes: small, so gathering them stays cheap."""
     return (
         rank.rank,
@@ -326,7 +333,16 @@ def rank_row(rank: RankFigures) -> tuple[int, int, float, float, float, float, f
         _spread_s([rank.transfer_ns]),
         _spread_s([rank.close_ns]),
         rank.bytes,
+        rank.read_from,
     )
+
+
+def rank_times(row: RankRow, node_of: dict[int, int]) -> RankTimes:
+    """A row as the document's RankTimes; `node_of` (rank -> node) names the node of the
+    rank it read from."""
+    read_from = row[8] if len(row) > 8 else None  # a document's row has it only where set
+    node = None if read_from is None else node_of.get(read_from)
+    return RankTimes(*row[:8], read_from_rank=read_from, read_from_node=node)
 
 
 def time_series(ranks: Sequence[RankFigures], start_ns: int, phase_ns: int) -> TimeSeries:
@@ -382,7 +398,7 @@ def reduced_figures(
     iteration: int,
     frame: PhaseFrame,
     share: PhaseShare,
-    rows: Sequence[tuple[int, int, float, float, float, float, float, int]],
+    rows: Sequence[RankRow],
 ) -> PhaseFigures:
     """IOR's reduction: phase time = latest end - earliest start over ranks; bandwidth = bytes
     completed / phase time. The stonewall figure stops the clock at the first rank's end.
@@ -395,7 +411,8 @@ def reduced_figures(
     start, phase_ns = frame.origin_ns, frame.phase_ns
     stonewall_ns = (frame.first_end_ns or 0) - start
     stonewall_bytes = float(share.stonewall_bytes)
-    per_rank = tuple(RankTimes(*row) for row in rows) if len(rows) <= PER_RANK_KEPT else ()
+    node_of = {row[0]: row[1] for row in rows}
+    per_rank = tuple(rank_times(row, node_of) for row in rows) if len(rows) <= PER_RANK_KEPT else ()
     return PhaseFigures(
         phase=phase,
         iteration=iteration,
@@ -427,10 +444,10 @@ def reduced_figures(
 
 
 def rank_spread(
-    rows: Sequence[tuple[int, int, float, float, float, float, float, int]],
+    rows: Sequence[RankRow],
 ) -> RankSpread:
     """The distribution of every raw time over ranks, and the ranks that ended last."""
-    columns = np.array([row[2:] for row in rows], dtype=np.float64)
+    columns = np.array([row[2:8] for row in rows], dtype=np.float64)
     names = ("start_s", "end_s", "open_s", "transfer_s", "close_s", "bytes")
     spread = {name: _distribution(columns[:, i]) for i, name in enumerate(names)}
     latest = np.argsort(-columns[:, 1], kind="stable")[:SLOWEST_KEPT]
@@ -438,7 +455,7 @@ def rank_spread(
         ranks=len(rows),
         kept_below=PER_RANK_KEPT + 1,
         times=spread,
-        slowest=tuple(RankTimes(*rows[i]) for i in latest),
+        slowest=tuple(rank_times(rows[i], {row[0]: row[1] for row in rows}) for i in latest),
     )
 
 

@@ -11,6 +11,7 @@ import functools
 import importlib.metadata
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -84,7 +85,10 @@ def mpi_library() -> dict[str, Any]:
 def launcher() -> str | None:
     """The launcher `hpcio run -n N` starts (HPCIO_MPIEXEC, else mpiexec on PATH) and, for
     Open MPI's, its version; None where there is none."""
-    chosen = os.environ.get("HPCIO_MPIEXEC", "").split()
+    try:
+        chosen = shlex.split(os.environ.get("HPCIO_MPIEXEC", ""))
+    except ValueError:
+        chosen = []
     program = shutil.which(chosen[0]) if chosen else None
     program = program or shutil.which("mpiexec") or shutil.which("mpirun")
     if program is None:
@@ -94,7 +98,7 @@ def launcher() -> str | None:
         first = said.stdout.strip().splitlines()[0] if said.stdout.strip() else ""
     except (OSError, subprocess.SubprocessError):
         first = ""
-    name = " ".join(chosen) if chosen else program
+    name = shlex.join(chosen) if chosen else program
     return f"{name} ({first})" if first else name
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -19,15 +20,22 @@ from hpcio.runner import interrupts
 def launch_command(ranks: int, argv: Sequence[str]) -> list[str]:
     """The mpiexec command that runs `hpcio argv` on `ranks` ranks on this machine.
 
-    HPCIO_MPIEXEC overrides the launcher (for example "mpiexec --hostfile hosts").
+    HPCIO_MPIEXEC overrides the launcher (for example "mpiexec --hostfile hosts"), split as a
+    shell would split it (quote a value with spaces: --mca plm_rsh_agent "ssh -F cfg").
     """
-    launcher = os.environ.get("HPCIO_MPIEXEC", "").split()
+    launcher = launcher_words()
     if launcher and shutil.which(launcher[0]) is None:
         raise LaunchError(
             f"HPCIO_MPIEXEC names '{launcher[0]}', which is not a program on PATH; set it to "
             'your launcher (e.g. "mpiexec --hostfile hosts") or unset it to use mpiexec'
         )
-    if not launcher:
+    if launcher:
+        # Only a program named as MPI's launchers are is asked its version: a script of the
+        # user's own is run once per launch, as given.
+        named = os.path.basename(launcher[0]) in ("mpiexec", "mpirun", "orterun")
+        if named and _is_open_mpi(launcher[0]):
+            launcher += _handed_on()
+    else:
         found = shutil.which("mpiexec") or shutil.which("mpirun")
         if found is None:
             raise LaunchError("-n needs mpiexec on PATH (run scripts/setup, or launch with srun)")
@@ -40,11 +48,37 @@ def launch_command(ranks: int, argv: Sequence[str]) -> list[str]:
                 launcher.append("--allow-run-as-root")
             if ranks > (os.cpu_count() or 1):
                 launcher.append("--oversubscribe")
-            for name in ("HPCIO_STORE_OPTIONS", "HPCIO_STDOUT_SPOOL"):
-                if name in os.environ:
-                    # Open MPI passes the environment to ranks on other nodes only when told.
-                    launcher += ["-x", name]
+            # Inside a batch allocation Open MPI's mpiexec places ranks on its other nodes.
+            launcher += _handed_on()
     return [*launcher, "-n", str(ranks), sys.executable, "-m", "hpcio", *argv]
+
+
+def launcher_words() -> list[str]:
+    """HPCIO_MPIEXEC as words, split as a shell would split it; [] when it is not set.
+
+    Raises:
+        LaunchError: its quotes do not pair up.
+    """
+    try:
+        return shlex.split(os.environ.get("HPCIO_MPIEXEC", ""))
+    except ValueError as e:
+        raise LaunchError(f"HPCIO_MPIEXEC cannot be split into words: {e}") from None
+
+
+#: Variables ranks on other nodes need: what the launching hpcio hands its ranks (the job id,
+#: its journal, the target lock's token, store options, the stdout spool), and the object
+#: stores' endpoints and credentials, which the engine reads from the environment.
+_HANDED_ON_PREFIXES = ("HPCIO_", "AWS_", "AZURE_", "GOOGLE_")
+
+
+def _handed_on() -> list[str]:
+    """Open MPI's -x for each variable ranks on other nodes need (by name: the values never
+    reach a command line). Open MPI gives them only the environment it is told to: a rank 0
+    there without the lock's token finds the target held by its own launcher, and ranks
+    without the store's credentials are refused by it."""
+    names = sorted({*(n for n in os.environ if n.startswith(_HANDED_ON_PREFIXES)),
+                    "HPCIO_LAUNCHED"})  # fmt: skip
+    return [word for name in names if name != "HPCIO_MPIEXEC" for word in ("-x", name)]
 
 
 def _is_open_mpi(mpiexec: str) -> bool:

@@ -5,6 +5,7 @@ The body is one of the contract's three kinds: an engine plan, a collective step
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from hpcio import _engine
@@ -47,10 +48,29 @@ def run_phase(
     phase: Phase,
     who: RankInfo,
 ) -> RankFigures:
-    """Run `phase` of `workload` on this rank, timed from the phase barrier (IOR's semantics).
+    """Run `phase` of `workload` on this rank, timed from the phase barrier (IOR's semantics),
+    and with --reorder, say whose data a read phase read.
 
     Bodies, plans and buffers are made before the barrier, so none counts as I/O time.
     """
+    figures = _run_body(world, target, run, workload, phase, who)
+    if phase is Phase.READ:
+        facts = workload.cache_facts(run)
+        # Whole-file reads (sfmr --read-scope all, every rank of a node rereading the same
+        # data) read every rank's data, not one rank's.
+        if facts.reorder and not facts.rereads:
+            figures = dataclasses.replace(figures, read_from=who.read_source(True))
+    return figures
+
+
+def _run_body(
+    world: Comm,
+    target: _engine.Target,
+    run: RunSpec,
+    workload: Workload,
+    phase: Phase,
+    who: RankInfo,
+) -> RankFigures:
     if phase is Phase.WRITE and striping.method(run, workload) == striping.LFS:
         keys = workload.keys(run)
         striping.lay_out(

@@ -6,7 +6,9 @@ import contextlib
 import dataclasses
 import datetime
 import os
+import socket
 import sys
+from collections import Counter
 from collections.abc import Callable
 
 import hpcio
@@ -154,7 +156,13 @@ def execute(
         raise problem
 
     who = RankInfo(
-        world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node, topo.nodes
+        world.rank,
+        world.size,
+        topo.node,
+        topo.local_rank,
+        topo.ranks_per_node,
+        topo.nodes,
+        topo.placement,
     )
     workload = registry.get(run.workload)
     target = open_target(run)
@@ -165,10 +173,14 @@ def execute(
     phases = list(workload.phases(run))
     read_ceiling = None if run.target.is_object_store else ceiling.ceiling(run.target.path)
 
+    drops: Counter[str] = Counter()  # page-cache drops by host, on rank 0
+
     def document(status: str) -> ResultDocument:
         cache = cache_record(
             run, workload, topo.nodes, node_ram_bytes(), Phase.READ in phases, read_ceiling
         )
+        if drops:
+            cache = dataclasses.replace(cache, caches_dropped_by_host=dict(drops))
         in_ram = read_ceiling is not None and read_ceiling.in_ram
         return ResultDocument(
             schema_version=SCHEMA_VERSION,
@@ -207,7 +219,7 @@ def execute(
                 _phase(world, target, laid_out, workload, Phase.WRITE, who, iteration)
             for phase in phases:
                 if phase is Phase.READ and run.drop_caches:
-                    _drop_caches(world, who)
+                    drops.update(_drop_caches(world, who))
                 result = _phase(world, target, run, workload, phase, who, iteration)
                 if result is not None:
                     figures.append(result)
@@ -246,23 +258,27 @@ def engine_record(target: _engine.Target) -> dict[str, object]:
     return record
 
 
-def _drop_caches(world: Comm, who: RankInfo) -> None:
+def _drop_caches(world: Comm, who: RankInfo) -> list[str]:
     """One rank per node drops its page cache, outside any timed phase; all wait for it.
+    Rank 0 gets the names of the hosts that dropped theirs (each as its rank saw it), the
+    others an empty list.
 
     Raises:
         RunFailedError: a node could not (on every rank alike).
     """
     world.barrier()
-    problem = None
+    done: tuple[str, str | None] | None = None
     if who.local_rank == 0:
         try:
             drop_page_caches()
+            done = (socket.gethostname(), None)
         except RunFailedError as e:
-            problem = f"node {who.node}: {e}"
-    problems = world.gather(problem)
-    failure = world.bcast(next((p for p in problems or () if p), None))
+            done = (socket.gethostname(), f"node {who.node}: {e}")
+    outcomes = [o for o in world.gather(done) or () if o is not None]
+    failure = world.bcast(next((problem for _, problem in outcomes if problem), None))
     if failure:
         raise RunFailedError(failure)
+    return [host for host, _ in outcomes]
 
 
 def _phase(

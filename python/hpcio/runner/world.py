@@ -30,12 +30,14 @@ _MPI_JOB_VARIABLES = (
 
 @dataclass(frozen=True, slots=True)
 class Topology:
-    """Where this rank runs: hosts in order of first rank, node index, rank within the node."""
+    """Where this rank runs: hosts in order of first rank, node index, rank within the node,
+    and the node of every rank."""
 
     hosts: tuple[str, ...]
     node: int
     local_rank: int
     ranks_per_node: int
+    placement: tuple[int, ...] = ()
 
     @property
     def nodes(self) -> int:
@@ -212,8 +214,14 @@ def topology(world: Comm) -> Topology:
     hosts = tuple(ranks_on)
     me = names[world.rank]
     local = names[: world.rank].count(me)
-    node = next(i for i, host in enumerate(hosts) if host == me)
-    return Topology(hosts=hosts, node=node, local_rank=local, ranks_per_node=max(ranks_on.values()))
+    index = {h: i for i, h in enumerate(hosts)}
+    return Topology(
+        hosts=hosts,
+        node=index[me],
+        local_rank=local,
+        ranks_per_node=max(ranks_on.values()),
+        placement=tuple(index[n] for n in names),
+    )
 
 
 def inside_mpi_job() -> bool:

@@ -34,13 +34,42 @@ class RankInfo:
     ranks_per_node: int = 1
     nodes: int = 1
 
+    #: The node of every rank, by rank; empty where unknown (then ranks are taken to be placed
+    #: in blocks of ranks_per_node, as mpiexec does by default).
+    placement: tuple[int, ...] = ()
+
     def read_source(self, reorder: bool) -> int:
         """The rank whose data this rank reads back: itself, or with reorder (IOR's -C) the rank
         one node further on, or the next rank when the job has a single node."""
         if not reorder or self.size == 1:
             return self.rank
+        return self.read_sources(reorder)[self.rank]
+
+    def read_sources(self, reorder: bool) -> tuple[int, ...]:
+        """read_source of every rank, by rank."""
+        if not reorder or self.size == 1:
+            return tuple(range(self.size))
+        if self.nodes > 1 and self.placement:
+            return reorder_sources(self.placement, self.nodes)
         shift = self.ranks_per_node if self.nodes > 1 else 1
-        return (self.rank + shift) % self.size
+        return tuple((rank + shift) % self.size for rank in range(self.size))
+
+
+def reorder_sources(placement: Sequence[int], nodes: int) -> tuple[int, ...]:
+    """For every rank, the rank whose data it reads with --reorder across `nodes` nodes: the one
+    with the same place among its node's ranks on the next node (wrapping round a node with
+    fewer ranks). IOR's -C shifts by ranks per node instead, which lands on the same node when
+    the launcher deals ranks out round robin (--map-by node)."""
+    on_node: list[list[int]] = [[] for _ in range(nodes)]
+    local = []
+    for rank, node in enumerate(placement):
+        local.append(len(on_node[node]))
+        on_node[node].append(rank)
+    sources = []
+    for rank, node in enumerate(placement):
+        peers = on_node[(node + 1) % nodes]
+        sources.append(peers[local[rank] % len(peers)])
+    return tuple(sources)
 
 
 # --- phase bodies ---------------------------------------------------------------------------

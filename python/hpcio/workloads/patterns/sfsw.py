@@ -64,12 +64,7 @@ class Sfsw(PatternWorkload):
         """The collector's open and close (with fsync); the chunks go between them."""
         none = Runs.of(np.zeros(0, np.uint64), 0, COLLECTOR)
         plan = write_plan if phase is Phase.WRITE else read_plan
-        reads_from = tuple(
-            RankInfo(r, who.size, ranks_per_node=who.ranks_per_node, nodes=who.nodes).read_source(
-                run.params.reorder
-            )
-            for r in range(run.ranks)
-        )
+        reads_from = who.read_sources(run.params.reorder)
         mine = who.rank == COLLECTOR
         return CollectBody(
             plan=plan(run, SFSW_KEY, none),
