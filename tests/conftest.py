@@ -40,12 +40,13 @@ _KIND_BY_FIXTURE = {
     "private_mounts": "root",
     "drops_page_cache": "root",
     "chromium": "browser",
+    "slurm_cluster": "slurm",
 }
-_KINDS = ("mpi", "servers", "root", "browser")
+_KINDS = ("mpi", "servers", "root", "browser", "slurm")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test mpi, servers, root or browser by where it lives and what it uses; the
+    """Mark each test mpi, servers, root, browser or slurm by where it lives and what it uses; the
     rest unit (`pytest -m unit`: no mpiexec, no server, no browser, no root action; the
     unit_guard fixture holds them to the first)."""
     tests = Path(__file__).resolve().parent
