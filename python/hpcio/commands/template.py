@@ -125,12 +125,14 @@ def job_steps(words: list[str], job: Job) -> tuple[tuple[Step, ...], str]:
             command a batch job cannot run as it is.
     """
     from hpcio import cli
+    from hpcio.runner.machine import command_line
 
     try:
         parsed = cli.parse_command(words)
         return _steps(parsed, words, job)
     except SpecError as e:
-        raise SpecError(f"the job's command `hpcio {shlex.join(words)}`: {e}") from None
+        shown = shlex.join(command_line(words))  # --store-option values hidden
+        raise SpecError(f"the job's command `hpcio {shown}`: {e}") from None
 
 
 def _steps(parsed: argparse.Namespace, words: list[str], job: Job) -> tuple[tuple[Step, ...], str]:

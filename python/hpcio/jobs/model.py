@@ -3,6 +3,7 @@ tasks per node, time), its site placeholders, and the hpcio launches (steps) it 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -71,5 +72,11 @@ class Job:
                 raise SpecError(
                     f"the command places {step.ranks_per_node} ranks per node but the job has "
                     f"{self.tasks_per_node} tasks per node"
+                )
+            if step.ranks_per_node and math.ceil(step.ranks / step.ranks_per_node) > self.nodes:
+                raise SpecError(
+                    f"the command places {step.ranks} ranks {step.ranks_per_node} per node, on "
+                    f"{math.ceil(step.ranks / step.ranks_per_node)} nodes, but the job has "
+                    f"{self.nodes}"
                 )
         return self
