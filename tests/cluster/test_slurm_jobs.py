@@ -99,3 +99,26 @@ def test_the_rendered_launch_is_the_command_given(hpcio, tmp_path, target_dir, f
     assert launch[: launch.index("-m") + 2][-2:] == ["-m", "hpcio"]
     assert launch[launch.index("-m") + 2 :] == command
     assert json.dumps(launch).count("srun") == 1
+
+
+def test_tasks_that_srun_starts_without_mpi_refuse_to_run_alone(
+    slurm_cluster, tmp_path, target_dir, file_url
+):
+    # The template never renders this; a hand-written job might (srun --mpi=none is some
+    # sites' default). Each task would otherwise run as a world of one.
+    script = tmp_path / "no-mpi.sh"
+    command = ["run", "--pattern", "mfmw", "--size-per-rank", "1MiB", "-q",
+               "--target", file_url(target_dir), "-o", "results.jsonl"]  # fmt: skip
+    script.write_text(
+        "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=2\n"
+        "#SBATCH --output=hpcio-%j.out\n"
+        f"srun --mpi=none {HPCIO} {shlex.join(command)}\n"
+    )
+    job = slurm_cluster.wait(slurm_cluster.submit(script, cwd=tmp_path, env=_job_env()))
+    output = "".join(p.read_text() for p in tmp_path.glob("hpcio-*.out"))
+    assert job.state == "FAILED", output
+    errors = [line for line in output.splitlines() if line.startswith("hpcio: error: ")]
+    assert len(errors) == 2 and "srun started 2 tasks" in errors[0], output
+    results = tmp_path / "results.jsonl"  # -o is probed (opened to append) before the launch
+    assert not results.exists() or results.read_text() == ""
+    assert list(target_dir.iterdir()) == []

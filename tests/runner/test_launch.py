@@ -104,3 +104,23 @@ def test_a_launcher_killed_by_a_signal_is_said_alike_by_run_and_suite(
     assert said[0] == "hpcio: error: the MPI job failed: a rank was killed (signal 9)", said
     assert said[1:] == [f"hpcio: no iteration had finished; nothing added to {output}"]
     assert list(target_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("ranks", [(), ("-n", "2")])
+def test_one_of_several_srun_tasks_without_mpi_refuses_to_run_alone(
+    hpcio_process, error_line, tmp_path, ranks
+):
+    # `srun --mpi=none hpcio run ...` in a 2-task step: without the refusal each task ran as a
+    # world of one (or, with -n 2, started an mpiexec of its own) and appended its own document.
+    target = tmp_path / "target"
+    target.mkdir()
+    output = tmp_path / "results.jsonl"
+    done = hpcio_process(
+        "run", "--pattern", "mfmw", "--size-per-rank", "1MiB", "-q", "--target",
+        f"file://{target}", "-o", output, *ranks,
+        env={"SLURM_STEP_NUM_TASKS": "2", "SLURM_PROCID": "0"},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "srun started 2 tasks but no MPI job reached them" in error_line(done)
+    assert not output.exists() or output.read_text() == ""
+    assert list(target.iterdir()) == []
