@@ -70,7 +70,7 @@ def test_a_run_job_records_the_ranks_and_node_of_its_allocation(
     assert document["command_line"] == ["hpcio", *command]
 
 
-def test_a_suite_job_runs_one_launch_per_number_of_ranks(
+def test_a_suite_job_runs_each_group_of_points_in_its_own_launch(
     slurm_cluster, hpcio, tmp_path, target_dir, file_url, read_documents
 ):
     suite = tmp_path / "two-sizes.toml"

@@ -117,7 +117,7 @@ def test_jobset_launcher_writes_a_host_file_of_the_worker_pods_and_runs_the_comm
     _round_trip(_hpcio_words(launch), K8S_RUN)
 
 
-def test_a_suite_job_has_one_launch_per_number_of_ranks(hpcio, tmp_path):
+def test_a_suite_job_has_one_placed_launch_per_layout(hpcio, tmp_path):
     suite = tmp_path / "s.toml"
     suite.write_text(
         f'[suite]\nname = "s"\n[[target]]\nurl = "{TARGET}"\n'
@@ -130,8 +130,17 @@ def test_a_suite_job_has_one_launch_per_number_of_ranks(hpcio, tmp_path):
         ["srun", "--mpi=pmix", "--ntasks=2", "--nodes=1", "--ntasks-per-node=2"],
         ["srun", "--mpi=pmix", "--ntasks=4", "--nodes=2", "--ntasks-per-node=2"],
     ]
-    for launch in launches:
-        _round_trip(_hpcio_words(launch), command)
+    # Each launch runs its own group of points (hpcio suite run's own --group).
+    for launch, group in zip(launches, ("2:2", "4:2"), strict=True):
+        _round_trip(_hpcio_words(launch), [*command, "--group", group])
+
+
+def test_a_suite_layout_the_job_cannot_place_is_refused(hpcio, error_line):
+    # The shipped nodes suite places 20 ranks 1, 2 and 4 to a node: 20 nodes for the first.
+    done = hpcio("template", "slurm", "--nodes", "5", "--tasks-per-node", "4", "--",
+                 "suite", "run", "nodes", "--target", TARGET, "-o", "n.jsonl")  # fmt: skip
+    assert done.returncode == 2
+    assert "20 ranks 1 per node, on 20 nodes, but the job has 5" in error_line(done)
 
 
 def test_the_hpcio_program_words_are_the_ones_given(hpcio, tmp_path):

@@ -161,23 +161,20 @@ def _steps(parsed: argparse.Namespace, words: list[str], job: Job) -> tuple[tupl
 
 
 def _suite_steps(parsed: argparse.Namespace, words: list[str]) -> tuple[Step, ...]:
-    """One launch per number of ranks among the suite's points: `hpcio suite run` inside an MPI
-    job runs the points of the job's size (commands/suite.py)."""
+    """One launch per (ranks, ranks per node) of the suite's points, as `hpcio suite run` makes
+    on one machine: each runs its group's points alone (--group, commands/suite.py), placed by
+    the job's launcher, so a suite's ranks per node are the job's, not only recorded."""
     from hpcio import shipped
     from hpcio.spec.suite import load_suite
 
+    if parsed.group is not None:
+        raise SpecError("--group is the template's to give, one per launch")
     path = shipped.find(parsed.suite, shipped.SUITES, "suite")
     suite = load_suite(path, scale=parsed.scale, targets=parsed.target)
-    layouts: dict[int, set[int | None]] = {}
-    for point in suite.points:
-        layouts.setdefault(point.ranks, set()).add(point.ranks_per_node)
-    steps = []
-    for ranks, per_node in layouts.items():
-        # Points of one size but several layouts share a launch: each records the layout it
-        # asked for beside the one the job gave it.
-        only = next(iter(per_node)) if len(per_node) == 1 else None
-        steps.append(Step(ranks, only, tuple(words)))
-    return tuple(steps)
+    return tuple(
+        Step(ranks, per_node, (*words, "--group", f"{ranks}:{per_node or 0}"))
+        for ranks, per_node in suite.groups()
+    )
 
 
 def _fields(job: Job) -> dict[str, object]:
