@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import shlex
 import sys
 from collections.abc import Iterator, Sequence
@@ -45,10 +46,9 @@ def _job_arguments(parser: argparse.ArgumentParser, kind: str) -> None:
     parser.add_argument("--time", default="01:00:00", help="time limit, HH:MM:SS (01:00:00)")
     parser.add_argument("--job-name", default="hpcio", help="the job's name (hpcio)")
     if kind != "k8s":
+        flag, what = ("--partition", "partition") if kind == "slurm" else ("--queue", "queue")
         parser.add_argument(
-            "--partition",
-            "--queue",
-            help="Slurm partition or PBS queue (without it: a placeholder to fill in)",
+            flag, dest="partition", help=f"the {what} (without it: a placeholder to fill in)"
         )
         parser.add_argument("--account", help="account to charge (without it: a placeholder)")
     if kind == "slurm":
@@ -99,7 +99,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
         account=getattr(args, "account", None),
     ).check()
     steps, results = job_steps(words, job)
-    job = Job(**{**_fields(job), "steps": steps, "results": results}).check()
+    job = dataclasses.replace(job, steps=steps, results=results).check()
     if args.kind == "k8s" and not results.startswith(args.mount.rstrip("/") + "/"):
         raise SpecError(
             f"k8s: -o {results} is not on the results volume; give the command "
@@ -175,10 +175,6 @@ def _suite_steps(parsed: argparse.Namespace, words: list[str]) -> tuple[Step, ..
         Step(ranks, per_node, (*words, "--group", f"{ranks}:{per_node or 0}"))
         for ranks, per_node in suite.groups()
     )
-
-
-def _fields(job: Job) -> dict[str, object]:
-    return {name: getattr(job, name) for name in Job.__slots__}
 
 
 @contextlib.contextmanager
