@@ -47,12 +47,13 @@ _KIND_BY_FIXTURE = {
     "chromium": "browser",
     "cluster": "hosts",
     "four_hosts": "hosts",
+    "slurm_cluster": "slurm",
 }
-_KINDS = ("mpi", "servers", "root", "browser", "hosts")
+_KINDS = ("mpi", "servers", "root", "browser", "hosts", "slurm")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test mpi, servers, root, browser or hosts by where it lives and what it uses; the
+    """Mark each test mpi, servers, root, browser, hosts or slurm by where it lives and what it uses; the
     rest unit (`pytest -m unit`: no mpiexec, no server, no browser, no root action; the
     unit_guard fixture holds them to the first)."""
     tests = Path(__file__).resolve().parent
@@ -133,7 +134,7 @@ def run_cli(
 #: Subcommands that only read documents and write files or stdout: no mpiexec, no signal
 #: handler, no atexit lock, no os._exit, no environment change. They run in pytest's own process
 #: (a `python -m hpcio` costs about 0.2 s of imports; the unit suite starts over a hundred).
-IN_PROCESS_COMMANDS = frozenset({"report", "compare", "cost"})
+IN_PROCESS_COMMANDS = frozenset({"report", "compare", "cost", "template"})
 #: Subcommands that check their options in pytest's process and, once they pass, run as a real
 #: process: everything before runner/launch.py's entries (parse, validate, probe -o) is safe
 #: here; what comes after starts mpiexec, sets signal handlers, takes locks, may os._exit.

@@ -286,3 +286,44 @@ def test_drop_caches_on_an_object_store(hpcio, error_line):
     assert refused(done, error_line) == (
         "hpcio: error: --drop-caches: memory targets have no page cache to drop; drop --drop-caches"
     )
+
+
+TEMPLATE_JOB = ("template", "slurm", "--nodes", "2", "--tasks-per-node", "2")
+TEMPLATE_RUN = ("run", "--pattern", "mfmw", "--size-per-rank", "1MiB", "--target", SOME_DIRECTORY)
+TEMPLATE_RUN_O = (*TEMPLATE_RUN, "-o", "r.jsonl")
+
+
+def _job(kind="slurm", nodes="2", *more):
+    return ("template", kind, "--nodes", nodes, "--tasks-per-node", "2", *more)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(("template", "lsf", "--nodes", "1"), "invalid choice: 'lsf'", id="kind"),
+        pytest.param((*_job(nodes="0"), "--", *TEMPLATE_RUN_O), "--nodes must be at least 1",
+                     id="no-nodes"),
+        pytest.param((*_job("pbs", "1", "--time", "30m"), "--", *TEMPLATE_RUN_O),
+                     "--time takes HH:MM:SS", id="time"),
+        pytest.param(_job(), "give the hpcio command the job runs after --", id="empty"),
+        pytest.param((*_job(), "--", *TEMPLATE_RUN_O, "--size-per-rank", "1QiB"),
+                     "--size-per-rank is given twice", id="twice"),
+        pytest.param((*_job(), "--", *TEMPLATE_RUN_O, "--bogus"),
+                     "unrecognized arguments: --bogus", id="parse"),
+        pytest.param((*_job(), "--", *TEMPLATE_RUN), "needs -o FILE", id="no-output"),
+        pytest.param((*_job(), "--", *TEMPLATE_RUN_O, "-n", "8"),
+                     "needs 8 ranks but the job has 2 node(s) x 2 tasks = 4", id="ranks"),
+        pytest.param((*_job(), "--", *TEMPLATE_RUN_O, "--store-option", "k=secret"),
+                     "--store-option values would be written into the job file",
+                     id="store-option"),
+        pytest.param((*_job(), "--", "report", "r.jsonl"), "runs `run`, `sweep` or `suite run`",
+                     id="report"),
+        pytest.param((*_job("k8s"), "--", *TEMPLATE_RUN_O),
+                     "-o r.jsonl is not on the results volume", id="k8s-output"),
+    ],
+)  # fmt: skip
+def test_bad_job_templates(hpcio, error_line, args, message):
+    done = hpcio(*args)
+    assert done.returncode == 2
+    assert message in error_line(done)
+    assert "secret" not in done.stderr

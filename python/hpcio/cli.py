@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from hpcio.errors import USAGE_EXIT, HpcioError
+from hpcio.errors import USAGE_EXIT, HpcioError, SpecError
 
 #: Subcommand -> module with HELP, add_arguments(parser) and main(args, argv) -> exit code.
 COMMANDS = {
@@ -25,6 +25,7 @@ COMMANDS = {
     "env": "hpcio.commands.env",
     "checkpoint": "hpcio.commands.checkpoint",
     "train": "hpcio.commands.train",
+    "template": "hpcio.commands.template",
 }
 
 
@@ -56,14 +57,34 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="hpcio", description="HPC I/O patterns on POSIX and object storage.")
+class _CheckingParser(_Parser):
+    """_Parser for a command line that is checked, not run (a job template's): its errors are
+    raised, for the command that checks it to report."""
+
+    def error(self, message: str) -> NoReturn:
+        raise SpecError(message)
+
+
+def build_parser(parser_class: type[_Parser] = _Parser) -> argparse.ArgumentParser:
+    parser = parser_class(prog="hpcio", description="HPC I/O patterns on POSIX and object storage.")
     parser.add_argument("--version", action=_VersionAction)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=parser_class)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
         module.add_arguments(commands.add_parser(name, help=module.HELP))
     return parser
+
+
+def parse_command(argv: Sequence[str]) -> argparse.Namespace:
+    """`hpcio argv` parsed as `hpcio` would parse it, without running it.
+
+    Raises:
+        SpecError: argparse's message for a command line hpcio would refuse, or one that asks
+            for help or the version instead of naming something to run.
+    """
+    if any(word in ("-h", "--help", "--version") for word in argv):
+        raise SpecError("asks for help or the version, not for something to run")
+    return build_parser(_CheckingParser).parse_args(list(argv))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -146,3 +146,23 @@ def test_unpaired_quotes_in_hpcio_mpiexec_are_one_clear_error(monkeypatch):
     monkeypatch.setenv("HPCIO_MPIEXEC", "mpiexec --mca plm_rsh_agent 'ssh -F cfg")
     with pytest.raises(LaunchError, match="HPCIO_MPIEXEC cannot be split into words"):
         mpiexec.launch_command(2, ["run"])
+
+
+@pytest.mark.parametrize("ranks", [(), ("-n", "2")])
+def test_one_of_several_srun_tasks_without_mpi_refuses_to_run_alone(
+    hpcio_process, error_line, tmp_path, ranks
+):
+    # `srun --mpi=none hpcio run ...` in a 2-task step: without the refusal each task ran as a
+    # world of one (or, with -n 2, started an mpiexec of its own) and appended its own document.
+    target = tmp_path / "target"
+    target.mkdir()
+    output = tmp_path / "results.jsonl"
+    done = hpcio_process(
+        "run", "--pattern", "mfmw", "--size-per-rank", "1MiB", "-q", "--target",
+        f"file://{target}", "-o", output, *ranks,
+        env={"SLURM_STEP_NUM_TASKS": "2", "SLURM_PROCID": "0"},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "srun started 2 tasks but no MPI job reached them" in error_line(done)
+    assert not output.exists() or output.read_text() == ""
+    assert list(target.iterdir()) == []

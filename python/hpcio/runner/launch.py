@@ -59,6 +59,7 @@ def join(execute: Callable[[Comm], int], ranks: int | None = None, asked: str = 
     """
     from hpcio.runner import world as world_mod
 
+    world_mod.refuse_tasks_without_mpi()
     world = world_mod.open_world()
     if ranks is not None and ranks != world.size:
         raise SpecError(f"{asked} but the MPI job has {world.size} ranks")
@@ -86,6 +87,7 @@ def launch_or_join(
     from hpcio.runner import mpiexec
     from hpcio.runner import world as world_mod
 
+    world_mod.refuse_tasks_without_mpi()  # before it would start an mpiexec per task
     job = journal.set_up()  # before the launch: every rank inherits it
     if not world_mod.inside_mpi_job() and (ranks or 1) > 1:
         from hpcio.runner.run import probe_target
@@ -138,6 +140,7 @@ def launch_groups(
     from hpcio.runner.run import probe_target
     from hpcio.spec.suite import group_points
 
+    world_mod.refuse_tasks_without_mpi()
     job = journal.set_up()  # before any launch: every rank inherits it
     for point in {p.target.url: p for p in points}.values():
         probe_target(point)  # before any launch: a missing directory is one line, at once

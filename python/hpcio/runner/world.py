@@ -228,6 +228,22 @@ def inside_mpi_job() -> bool:
     return any(v in os.environ for v in _MPI_JOB_VARIABLES)
 
 
+def refuse_tasks_without_mpi() -> None:
+    """Fail when Slurm's srun started this process as one of several tasks that MPI does not
+    join (srun --mpi=none, or an srun without PMI for this MPI): each task would run alone, as
+    a world of one, and append its own document.
+
+    Raises:
+        LaunchError: this is one of such tasks.
+    """
+    tasks = os.environ.get("SLURM_STEP_NUM_TASKS", "")
+    if tasks.isdigit() and int(tasks) > 1 and not inside_mpi_job():
+        raise LaunchError(
+            f"srun started {tasks} tasks but no MPI job reached them (no PMIx/PMI variables): "
+            "start hpcio with srun --mpi=pmix (srun --mpi=list shows yours) or mpiexec"
+        )
+
+
 def launched_by_hpcio() -> bool:
     """True in the ranks of an `hpcio ... -n N` that started itself under mpiexec."""
     return "HPCIO_LAUNCHED" in os.environ
