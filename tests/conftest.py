@@ -53,8 +53,8 @@ _KINDS = ("mpi", "servers", "root", "browser", "hosts", "slurm")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test mpi, servers, root, browser, hosts or slurm by where it lives and what it uses; the
-    rest unit (`pytest -m unit`: no mpiexec, no server, no browser, no root action; the
+    """Mark each test mpi, servers, root, browser, hosts or slurm by where it lives and what it
+    uses; the rest unit (`pytest -m unit`: no mpiexec, no server, no browser, no root action; the
     unit_guard fixture holds them to the first)."""
     tests = Path(__file__).resolve().parent
     for item in items:
