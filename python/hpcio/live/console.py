@@ -7,7 +7,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from hpcio.results.schema import PhaseFigures, ResultDocument
+from hpcio.results.schema import PhaseFigures, PhaseSummary, ResultDocument
 from hpcio.runner.world import Topology
 from hpcio.spec.model import RunSpec
 from hpcio.spec.options import declared
@@ -49,11 +49,16 @@ def summary(doc: ResultDocument) -> str:
             f"  {phase:<5}  {bw.mean:>16.2f} {bw.min:>10.2f} {bw.max:>10.2f} "
             f"{s.seconds.mean:>15.4f} {s.latency.p50_s * 1e3:>13.3f} {s.latency.p99_s * 1e3:>12.3f}"
         )
+    used = [f"{phase}: {client_cpu(s)}" for phase, s in doc.summary.items() if s.cpu_core_fraction]
+    if used:
+        lines.append("  client CPU: " + "; ".join(used))
     pushed_back = [
-        f"{phase}: {s.throttled} throttled, {s.retried} retried"
+        f"{phase}: {s.throttled} throttled, {s.retried} retried" + (
+            f" ({failures(s.store_failures)})" if s.store_failures else ""
+        )
         for phase, s in doc.summary.items()
         if s.throttled or s.retried
-    ]
+    ]  # fmt: skip
     if pushed_back:
         lines.append("  the store pushed back: " + "; ".join(pushed_back))
     lines.append("  cache: " + "; ".join(doc.cache.notes))
@@ -61,6 +66,26 @@ def summary(doc: ResultDocument) -> str:
     if doc.cores_per_node is not None and doc.cores_per_node < doc.ranks_per_node:
         lines.append(f"  warning: {oversubscribed(doc.ranks_per_node, doc.cores_per_node)}")
     return "\n".join(lines)
+
+
+def client_cpu(s: PhaseSummary) -> str:
+    """CPU-seconds per GiB and the fraction of a core per rank, means over iterations."""
+    assert s.cpu_core_fraction is not None
+    per_gib = f"{s.cpu_seconds_per_gib.mean:.3g} CPU-s/GiB, " if s.cpu_seconds_per_gib else ""
+    notes = []
+    if s.cpu_demand_fraction is not None:
+        waiting = max(0.0, s.cpu_demand_fraction.mean - s.cpu_core_fraction.mean)
+        notes.append(f"+{waiting:.0%} waiting for one")
+    if s.client_bound_iterations:
+        notes.append("client-bound")
+    about = f" ({', '.join(notes)})" if notes else ""
+    return f"{per_gib}{s.cpu_core_fraction.mean:.0%} of a core per rank{about}"
+
+
+def failures(by_cause: dict[str, int]) -> str:
+    """Failed requests by cause, the most frequent first: "503: 12, connection_reset: 1"."""
+    ordered = sorted(by_cause.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{cause}: {count}" for cause, count in ordered)
 
 
 def oversubscribed(ranks_per_node: int, cores: int) -> str:

@@ -7,7 +7,7 @@ import builtins
 import math
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ import numpy as np
 
 from hpcio import _engine
 from hpcio.results.schema import (
+    CpuFigures,
     LatencyPercentiles,
     PhaseFigures,
     PhaseSummary,
@@ -22,6 +23,7 @@ from hpcio.results.schema import (
     Stats,
     TimeSeries,
 )
+from hpcio.runner.cpu import RankCpu, phase_cpu
 from hpcio.spec.model import RunSpec
 from hpcio.workloads.contract import RankInfo
 
@@ -78,6 +80,9 @@ class RankFigures:
     retried: int = 0
     #: Figures only the workload has (a Python body's context.metrics), reduced by it.
     metrics: dict[str, Any] = field(default_factory=dict)
+    #: The rank's CPU over its phase window (runner/cpu.py).
+    cpu: RankCpu | None = None
+    store_failures: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_engine(
@@ -86,6 +91,7 @@ class RankFigures:
         figures: _engine.Figures,
         extra: Contribution | None = None,
         metrics: dict[str, Any] | None = None,
+        cpu: RankCpu | None = None,
     ) -> RankFigures:
         """From an Executor's or a Recorder's figures (the same fields), with what the rank
         did outside the engine in a collective phase."""
@@ -115,6 +121,8 @@ class RankFigures:
             throttled=figures.throttled,
             retried=figures.retried,
             metrics=dict(metrics or {}),
+            cpu=cpu,
+            store_failures=figures.store_failures,
         )
 
     @property
@@ -250,6 +258,8 @@ def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> P
         series=time_series(ranks, start, phase_ns),
         throttled=sum(r.throttled for r in ranks),
         retried=sum(r.retried for r in ranks),
+        cpu=_cpu(ranks, total),
+        store_failures=_added(r.store_failures for r in ranks),
         per_rank=tuple(
             RankTimes(
                 rank=r.rank,
@@ -260,10 +270,25 @@ def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> P
                 transfer_s=_spread_s([r.transfer_ns]),
                 close_s=_spread_s([r.close_ns]),
                 bytes=r.bytes,
+                cpu_user_s=r.cpu.user_s if r.cpu else None,
+                cpu_system_s=r.cpu.system_s if r.cpu else None,
+                cpu_window_s=r.cpu.window_s if r.cpu else None,
+                cpu_waited_s=r.cpu.waited_s if r.cpu else None,
             )
             for r in ranks
         ),
     )
+
+
+def _cpu(ranks: Sequence[RankFigures], bytes_moved: int) -> CpuFigures | None:
+    measured = [r.cpu for r in ranks if r.cpu is not None]
+    if not measured or len(measured) < len(ranks):
+        return None
+    return phase_cpu(measured, bytes_moved)
+
+
+def _added(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    return dict(sum((Counter(c) for c in counts), Counter()))
 
 
 def stats(values: Sequence[float]) -> Stats:
@@ -284,6 +309,9 @@ def summarize(figures: Sequence[PhaseFigures]) -> dict[str, PhaseSummary]:
         mine = [f for f in figures if f.phase == phase]
         mib = float(1 << 20)
         merged = _engine.histogram_merge([base64.b64decode(f.latency_hdr_b64) for f in mine])
+        measured = [f.cpu for f in mine if f.cpu is not None]
+        per_gib = [c.seconds_per_gib for c in measured if c.seconds_per_gib is not None]
+        demand = [c.demand_fraction_mean for c in measured if c.demand_fraction_mean is not None]
         summary[phase] = PhaseSummary(
             iterations=len(mine),
             bytes_total=mine[0].bytes_total,
@@ -299,5 +327,10 @@ def summarize(figures: Sequence[PhaseFigures]) -> dict[str, PhaseSummary]:
             errors=sum(f.errors for f in mine),
             throttled=sum(f.throttled for f in mine),
             retried=sum(f.retried for f in mine),
+            cpu_seconds_per_gib=stats(per_gib) if per_gib else None,
+            cpu_core_fraction=stats([c.core_fraction_mean for c in measured]) if measured else None,
+            cpu_demand_fraction=stats(demand) if demand else None,
+            client_bound_iterations=sum(c.client_bound for c in measured),
+            store_failures=_added(f.store_failures for f in mine),
         )
     return summary
