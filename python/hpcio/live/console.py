@@ -11,6 +11,7 @@ from hpcio.results.schema import PhaseFigures, PhaseSummary, ResultDocument
 from hpcio.runner.world import Topology
 from hpcio.spec.model import RunSpec
 from hpcio.spec.options import declared
+from hpcio.units import format_counts
 from hpcio.workloads import registry
 
 _MIB = float(1 << 20)
@@ -54,7 +55,7 @@ def summary(doc: ResultDocument) -> str:
         lines.append("  client CPU: " + "; ".join(used))
     pushed_back = [
         f"{phase}: {s.throttled} throttled, {s.retried} retried" + (
-            f" ({failures(s.store_failures)})" if s.store_failures else ""
+            f" ({format_counts(s.store_failures)})" if s.store_failures else ""
         )
         for phase, s in doc.summary.items()
         if s.throttled or s.retried
@@ -80,12 +81,6 @@ def client_cpu(s: PhaseSummary) -> str:
         notes.append("client-bound")
     about = f" ({', '.join(notes)})" if notes else ""
     return f"{per_gib}{s.cpu_core_fraction.mean:.0%} of a core per rank{about}"
-
-
-def failures(by_cause: dict[str, int]) -> str:
-    """Failed requests by cause, the most frequent first: "503: 12, connection_reset: 1"."""
-    ordered = sorted(by_cause.items(), key=lambda item: (-item[1], item[0]))
-    return ", ".join(f"{cause}: {count}" for cause, count in ordered)
 
 
 def oversubscribed(ranks_per_node: int, cores: int) -> str:
