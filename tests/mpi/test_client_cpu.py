@@ -5,8 +5,6 @@ a time leaves each rank blocked in the kernel for most of its window."""
 
 import json
 
-from conftest import url
-
 
 def test_a_memory_run_is_client_bound(hpcio, tmp_path):
     out = tmp_path / "memory.jsonl"
@@ -14,13 +12,16 @@ def test_a_memory_run_is_client_bound(hpcio, tmp_path):
                  "--size-per-rank", "256MiB", "-o", out)  # fmt: skip
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
-    for phase in doc["phases"]:
-        cpu = phase["cpu"]
-        assert cpu["client_bound"], cpu
-        assert cpu["demand_fraction_mean"] > 0.9
-        assert cpu["user_s"] + cpu["system_s"] > 0
-        assert cpu["seconds_per_gib"] > 0
-        assert phase["per_rank"][0]["cpu_window_s"] > 0
+    write, read = doc["phases"]
+    # The write generates and copies 256 MiB of payload (a CPU's work of tenths of a second);
+    # the read of memory:// objects is a copy lasting milliseconds, too short to judge.
+    cpu = write["cpu"]
+    assert cpu["client_bound"], cpu
+    assert cpu["demand_fraction_mean"] > 0.9
+    assert cpu["user_s"] + cpu["system_s"] > 0
+    assert cpu["seconds_per_gib"] > 0
+    assert write["per_rank"][0]["cpu_window_s"] > 0
+    assert read["cpu"]["seconds_per_gib"] > 0
     assert doc["summary"]["write"]["client_bound_iterations"] == 1
     assert any(w.startswith("client-bound: write") for w in doc["warnings"])
     assert "warning: client-bound: write" in done.stdout
@@ -29,8 +30,8 @@ def test_a_memory_run_is_client_bound(hpcio, tmp_path):
 
 def test_an_o_direct_disk_run_is_not_client_bound(hpcio, target_dir, tmp_path):
     out = tmp_path / "direct.jsonl"
-    done = hpcio("run", "-n", 2, "--pattern", "mfmw", "--target", url(target_dir), "--direct",
-                 "--size-per-rank", "64MiB", "--transfer", "8MiB", "--in-flight", 1,
+    done = hpcio("run", "-n", 2, "--pattern", "mfmw", "--target", f"file://{target_dir}",
+                 "--direct", "--size-per-rank", "64MiB", "--transfer", "8MiB", "--in-flight", 1,
                  "-o", out)  # fmt: skip
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
