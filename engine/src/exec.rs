@@ -364,7 +364,10 @@ impl Executor {
                     .enumerate()
                     .map(|(lane, buf)| {
                         let (shared, slots, lanes) = (&shared, &slots, &lanes);
-                        scope.spawn(move || worker(shared, batch, slots, lanes, lane, until, buf))
+                        scope.spawn(move || {
+                            let _counted = crate::schedstat::Counted;
+                            worker(shared, batch, slots, lanes, lane, until, buf)
+                        })
                     })
                     .collect();
                 handles.into_iter().map(|h| h.join().expect("I/O worker panicked")).collect()

@@ -14,6 +14,7 @@ pub mod payload;
 pub mod plan;
 pub mod recorder;
 pub mod requests;
+pub mod schedstat;
 pub mod series;
 mod shuffle;
 pub mod target;
@@ -26,6 +27,19 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+
+/// How long the threads that ended so far (each that ran through `thread_ends` or is the
+/// engine's) waited for a core while runnable, ns (0 where the kernel keeps no schedstat).
+#[pyfunction]
+fn ended_threads_waited_ns() -> u64 {
+    schedstat::ended_threads_waited_ns()
+}
+
+/// The calling thread is about to end: count how long it waited for a core.
+#[pyfunction]
+fn thread_ends() {
+    schedstat::thread_ends()
+}
 
 #[pyfunction]
 fn clock_ns() -> u64 {
@@ -219,6 +233,13 @@ impl PyFigures {
     #[getter]
     fn retried(&self) -> u64 {
         self.inner.requests.retried
+    }
+
+    /// Object-store requests that failed, by cause (STORE_FAILURES: a 429 or 5xx status, a
+    /// timeout, a refused or dropped connection), non-zero ones only; each attempt counts.
+    #[getter]
+    fn store_failures(&self) -> BTreeMap<&'static str, u64> {
+        self.inner.requests.failed().collect()
     }
 
     /// The figures of both together (a phase's plan and what its Python body recorded):
@@ -427,6 +448,7 @@ impl PyExecutor {
         let (rows, shuffle) = (plan.rows, plan.shuffle);
         let mut inner = self.take()?;
         let spawned = std::thread::Builder::new().name("hpcio-background".into()).spawn(move || {
+            let _counted = schedstat::Counted;
             let plan = plan::Plan { rows, keys: &keys, shuffle };
             inner.run(&plan, exec::Data::Payload, until_ns);
             inner
@@ -682,6 +704,8 @@ fn payload_check(
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_cancelled, m)?)?;
     m.add_function(wrap_pyfunction!(clock_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(ended_threads_waited_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(thread_ends, m)?)?;
     m.add_function(wrap_pyfunction!(debug_build, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_merge, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_summary, m)?)?;
@@ -689,6 +713,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(payload_check, m)?)?;
     m.add_function(wrap_pyfunction!(plan_operations, m)?)?;
     m.add("REQUEST_KINDS", requests::NAMES.to_vec())?;
+    m.add("STORE_FAILURES", requests::FAILURES.to_vec())?;
     m.add_class::<PyTarget>()?;
     m.add_class::<PyExecutor>()?;
     m.add_class::<PyFigures>()?;

@@ -43,6 +43,40 @@ pub const NAMES: [&str; 16] = [
     "put_block_list",
 ];
 
+/// Why a request to an object store did not succeed at once, each answer or failure counted
+/// once (object_store retries them itself, up to its limits): the HTTP statuses a store sends
+/// when it is saturated or failing, and the ways a request can fail without an answer.
+pub const FAILURES: [&str; 10] = [
+    "429",
+    "500",
+    "502",
+    "503",
+    "504",
+    "other_5xx",
+    "timeout",
+    "connect",
+    "connection_reset",
+    "other_error",
+];
+
+/// The FAILURES slot of an HTTP status, if it is one counted (429 and 5xx).
+pub fn failure_of_status(status: u16) -> Option<usize> {
+    match status {
+        429 => Some(0),
+        500 => Some(1),
+        502 => Some(2),
+        503 => Some(3),
+        504 => Some(4),
+        500..=599 => Some(5),
+        _ => None,
+    }
+}
+
+pub const TIMEOUT: usize = 6;
+pub const CONNECT: usize = 7;
+pub const CONNECTION_RESET: usize = 8;
+pub const OTHER_ERROR: usize = 9;
+
 /// Counts are spread over this many cache lines, a thread to each in turn: every lane counts
 /// every transfer, and one shared counter bounced between cores at millions of 4 KiB
 /// operations per second.
@@ -74,6 +108,8 @@ pub struct Counters {
     pub throttled: AtomicU64,
     /// Other retryable failures: 5xx, connection errors, timeouts.
     pub retried: AtomicU64,
+    /// Every failed answer or attempt by cause (FAILURES), throttling included.
+    pub failures: [AtomicU64; FAILURES.len()],
 }
 
 /// A point-in-time copy of `Counters`, or the difference of two.
@@ -82,11 +118,16 @@ pub struct Snapshot {
     pub by_kind: [u64; NAMES.len()],
     pub throttled: u64,
     pub retried: u64,
+    pub failures: [u64; FAILURES.len()],
 }
 
 impl Counters {
     pub fn add(&self, kind: Kind) {
         self.shards[my_shard()].0[kind as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn failed(&self, cause: usize) {
+        self.failures[cause].fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn snapshot(&self) -> Snapshot {
@@ -100,6 +141,7 @@ impl Counters {
             by_kind,
             throttled: self.throttled.load(Ordering::Relaxed),
             retried: self.retried.load(Ordering::Relaxed),
+            failures: std::array::from_fn(|i| self.failures[i].load(Ordering::Relaxed)),
         }
     }
 }
@@ -114,6 +156,7 @@ impl Snapshot {
             by_kind,
             throttled: self.throttled - earlier.throttled,
             retried: self.retried - earlier.retried,
+            failures: std::array::from_fn(|i| self.failures[i] - earlier.failures[i]),
         }
     }
 
@@ -124,10 +167,18 @@ impl Snapshot {
         }
         self.throttled += other.throttled;
         self.retried += other.retried;
+        for (mine, theirs) in self.failures.iter_mut().zip(other.failures) {
+            *mine += theirs;
+        }
     }
 
     /// Non-zero kinds with their names.
     pub fn named(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
         NAMES.iter().zip(self.by_kind).filter(|(_, n)| *n > 0).map(|(k, n)| (*k, n))
+    }
+
+    /// Non-zero failure causes with their names.
+    pub fn failed(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        FAILURES.iter().zip(self.failures).filter(|(_, n)| *n > 0).map(|(k, n)| (*k, n))
     }
 }

@@ -10,10 +10,18 @@ import numpy.typing as npt
 
 #: Storage request kinds the engine counts, in its order (phases[].requests keys).
 REQUEST_KINDS: list[str]
+STORE_FAILURES: list[str]
 
 def cancel(cancelled: bool) -> None:
     """Stop (True) every running and later Executor.run after the transfers in flight, or
     allow runs again (False)."""
+
+def ended_threads_waited_ns() -> int:
+    """How long the threads that ended so far (the engine's, and those that called
+    thread_ends) waited for a core while runnable, ns (0 where the kernel keeps no schedstat)."""
+
+def thread_ends() -> None:
+    """The calling thread is about to end: count how long it waited for a core."""
 
 def clock_ns() -> int:
     """Monotonic clock in ns, the same one the engine's figures use."""
@@ -99,6 +107,10 @@ class Figures:
     def throttled(self) -> int: ...
     @property
     def retried(self) -> int: ...
+    @property
+    def store_failures(self) -> dict[str, int]:
+        """Object-store requests that failed, by cause (STORE_FAILURES), non-zero ones only;
+        each attempt counts."""
     def merged(self, other: Figures) -> Figures:
         """Both together: spans widened, counts and requests added, histograms, timelines and
         series merged."""

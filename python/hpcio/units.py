@@ -108,3 +108,9 @@ def parse_duration(text: str | float) -> float:
     if not match:
         raise SpecError(f"'{text}' is not a duration; use seconds or a unit: 30s, 5m, 1h")
     return float(match.group(1)) * _SECONDS[match.group(2)]
+
+
+def format_counts(by_name: dict[str, int]) -> str:
+    """Counts by name, the largest first: "503: 12, connection_reset: 1"."""
+    ordered = sorted(by_name.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{name}: {count}" for name, count in ordered)

@@ -7,7 +7,8 @@ use object_store::client::{
     HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
 };
 use object_store::ClientOptions;
-use crate::requests::Counters;
+use crate::requests::{self, Counters};
+use object_store::client::HttpErrorKind;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -34,6 +35,14 @@ impl HttpService for CountingService {
     async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
         let response = self.inner.execute(req).await;
         match &response {
+            Ok(r) => {
+                if let Some(cause) = requests::failure_of_status(r.status().as_u16()) {
+                    self.counters.failed(cause);
+                }
+            }
+            Err(e) => self.counters.failed(failure_of_error(e.kind())),
+        }
+        match &response {
             Ok(r) if matches!(r.status().as_u16(), 429 | 503) => {
                 self.counters.throttled.fetch_add(1, Ordering::Relaxed);
             }
@@ -46,5 +55,17 @@ impl HttpService for CountingService {
             }
         }
         response
+    }
+}
+
+/// The FAILURES slot of a request that got no answer. hyper reports a connection the store
+/// closed before answering as Request (an incomplete message) and a reset one as Interrupted:
+/// both are the store dropping the connection.
+fn failure_of_error(kind: HttpErrorKind) -> usize {
+    match kind {
+        HttpErrorKind::Timeout => requests::TIMEOUT,
+        HttpErrorKind::Connect => requests::CONNECT,
+        HttpErrorKind::Request | HttpErrorKind::Interrupted => requests::CONNECTION_RESET,
+        _ => requests::OTHER_ERROR,
     }
 }

@@ -7,10 +7,11 @@ import re
 import sys
 from collections.abc import Sequence
 
-from hpcio.results.schema import PhaseFigures, ResultDocument
+from hpcio.results.schema import PhaseFigures, PhaseSummary, ResultDocument
 from hpcio.runner.world import Topology
 from hpcio.spec.model import RunSpec
 from hpcio.spec.options import declared
+from hpcio.units import format_counts
 from hpcio.workloads import registry
 
 _MIB = float(1 << 20)
@@ -54,11 +55,16 @@ def summary(doc: ResultDocument) -> str:
         for phase in doc.summary:
             metrics = [f.metrics for f in doc.phases if f.phase == phase and f.metrics]
             lines.extend(f"  {note}" for note in workload.notes(phase, metrics))
+    used = [f"{phase}: {client_cpu(s)}" for phase, s in doc.summary.items() if s.cpu_core_fraction]
+    if used:
+        lines.append("  client CPU: " + "; ".join(used))
     pushed_back = [
-        f"{phase}: {s.throttled} throttled, {s.retried} retried"
+        f"{phase}: {s.throttled} throttled, {s.retried} retried" + (
+            f" ({format_counts(s.store_failures)})" if s.store_failures else ""
+        )
         for phase, s in doc.summary.items()
         if s.throttled or s.retried
-    ]
+    ]  # fmt: skip
     if pushed_back:
         lines.append("  the store pushed back: " + "; ".join(pushed_back))
     lines.append("  cache: " + "; ".join(doc.cache.notes))
@@ -66,6 +72,20 @@ def summary(doc: ResultDocument) -> str:
     if doc.cores_per_node is not None and doc.cores_per_node < doc.ranks_per_node:
         lines.append(f"  warning: {oversubscribed(doc.ranks_per_node, doc.cores_per_node)}")
     return "\n".join(lines)
+
+
+def client_cpu(s: PhaseSummary) -> str:
+    """CPU-seconds per GiB and the fraction of a core per rank, means over iterations."""
+    assert s.cpu_core_fraction is not None
+    per_gib = f"{s.cpu_seconds_per_gib.mean:.3g} CPU-s/GiB, " if s.cpu_seconds_per_gib else ""
+    notes = []
+    if s.cpu_demand_fraction is not None:
+        waiting = max(0.0, s.cpu_demand_fraction.mean - s.cpu_core_fraction.mean)
+        notes.append(f"+{waiting:.0%} waiting for one")
+    if s.client_bound_iterations:
+        notes.append("client-bound")
+    about = f" ({', '.join(notes)})" if notes else ""
+    return f"{per_gib}{s.cpu_core_fraction.mean:.0%} of a core per rank{about}"
 
 
 def oversubscribed(ranks_per_node: int, cores: int) -> str:

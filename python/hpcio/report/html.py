@@ -17,6 +17,7 @@ from hpcio.report.points import describe, per_rank_bytes, spec_fields
 from hpcio.report.tables import Table, format_cell, study_tables
 from hpcio.results.schema import ResultDocument
 from hpcio.runner.pagecache import PAGE_CACHE_WARNING
+from hpcio.units import format_counts
 from hpcio.workloads import registry
 
 #: Browsers refuse anything but inline styles and data: images, so nothing is fetched even if
@@ -258,8 +259,10 @@ def caveats(docs: Sequence[ResultDocument]) -> list[Caveat]:
             about(n, title, f"{doc.status}: its figures hold only the iterations that finished")
         for name, summary in doc.summary.items():
             if summary.throttled or summary.retried:
+                causes = summary.store_failures
+                by_cause = f" (by cause: {format_counts(causes)})" if causes else ""
                 about(n, title, f"{name}: the store throttled {summary.throttled} response(s); "
-                      f"{summary.retried} request(s) were retried")  # fmt: skip
+                      f"{summary.retried} request(s) were retried{by_cause}")  # fmt: skip
         for phase in doc.phases:
             if phase.errors:
                 first = "; ".join(phase.first_errors)

@@ -21,6 +21,7 @@ from hpcio.report.points import (
 )
 from hpcio.report.pooled import is_time_based, mean_bytes_moved, mean_seconds
 from hpcio.results.schema import ResultDocument
+from hpcio.units import format_counts
 from hpcio.workloads import registry
 
 _MIB = float(1 << 20)
@@ -31,7 +32,14 @@ _ROW_AND_COLUMN_FIELDS = ("workload", "target", "ranks", "size_per_rank_bytes")
 #: and a phase time say nothing of a training run.
 _OWN_TABLES = ("training",)
 #: How each kind of column prints.
-_FORMATS = {"size": "g", "moved": ".1f", "latency": ".5f", "bandwidth": ".3f", "runs": "d"}
+_FORMATS = {
+    "size": "g",
+    "moved": ".1f",
+    "latency": ".5f",
+    "bandwidth": ".3f",
+    "failed": ".1f",
+    "runs": "d",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,16 +104,19 @@ def _table(group: _Group, varying: Sequence[str]) -> Table:
         url = str(doc.run["target"]["url"])
         cells.setdefault((per_proc * doc.ranks, per_proc), {}).setdefault(url, []).append(doc)
     repeated = any(len(d) > 1 for by_url in cells.values() for d in by_url.values())
+    pushed_back = any(failed_requests(d, phase) for d in group.docs)
     per_target = [
         *(["moved"] if timed else []),
         "latency",
         "bandwidth",
+        *(["failed"] if pushed_back else []),
         *(["runs"] if repeated else []),
     ]
     headers = {
         "moved": "Moved Per Iteration (MiB)",
         "latency": "Latency (s)",
         "bandwidth": "Bandwidth (MiB/s)",
+        "failed": "Failed Requests Per Iteration",
         "runs": "Runs",
     }
     labels = [""] if len(urls) == 1 else [f"{u} " for u in urls]
@@ -128,6 +139,8 @@ def _table(group: _Group, varying: Sequence[str]) -> Table:
                 "moved": moved / _MIB,
                 "latency": latency,
                 "bandwidth": moved / _MIB / latency if latency else None,
+                "failed": sum(failed_requests(d, phase) for d in chosen)
+                / sum(d.summary[phase].iterations for d in chosen),
                 "runs": float(len(chosen)),
             }
             line += [figures[kind] for kind in per_target]
@@ -135,6 +148,13 @@ def _table(group: _Group, varying: Sequence[str]) -> Table:
     return Table(
         title, tuple(columns), tuple(body), _notes(group, urls, timed, repeated), tuple(kinds)
     )
+
+
+def failed_requests(doc: ResultDocument, phase: str) -> int:
+    """Object-store requests of `phase` that failed and were retried (or failed the run), all
+    iterations; a document older than the count by cause has the throttled and retried ones."""
+    s = doc.summary[phase]
+    return sum(s.store_failures.values()) or s.throttled + s.retried
 
 
 def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> tuple[str, ...]:
@@ -161,6 +181,28 @@ def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> t
                 for d in group.docs
             )
         )
+    for url in urls:
+        mine = [d for d in group.docs if d.run["target"]["url"] == url]
+        causes: dict[str, int] = {}
+        for doc in mine:
+            for cause, count in doc.summary[group.phase].store_failures.items():
+                causes[cause] = causes.get(cause, 0) + count
+        if causes:
+            notes.append(
+                f"failed requests to {url}, all iterations, by cause: {format_counts(causes)}; "
+                "each was retried. Bandwidth that stops growing while they grow is the store's "
+                "saturation, not the client's"
+            )
+        bound = sorted(
+            {per_rank_bytes(d) for d in mine if d.summary[group.phase].client_bound_iterations}
+        )
+        if bound:
+            sizes = ", ".join(f"{b / _MIB:g}" for b in bound)
+            notes.append(
+                f"client-bound on {url} at File Size Per Proc {sizes} MiB: the ranks were on a "
+                "core or waiting for one over 90% of the phase, so Bandwidth there measures the "
+                "client's CPU, not the storage"
+            )
     crowded = {
         (d.ranks_per_node, d.cores_per_node)
         for d in group.docs

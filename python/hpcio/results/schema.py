@@ -32,6 +32,25 @@ class LatencyPercentiles:
 
 
 @dataclass(frozen=True, slots=True)
+class CpuFigures:
+    """The client's CPU in one phase (runner/cpu.py): user and system CPU-seconds of all ranks
+    over their phase windows, per GiB moved (None when nothing moved), and the fraction of a
+    core each rank kept busy, mean and largest over ranks. `waited_s`: the ranks' threads were
+    runnable but waiting for a core (None without the kernel's schedstat); `demand_fraction_mean`
+    adds that wait to the busy time. `client_bound` when that mean is above 0.9: the figure
+    measures the client, not the storage."""
+
+    user_s: float
+    system_s: float
+    seconds_per_gib: float | None
+    core_fraction_mean: float
+    core_fraction_max: float
+    client_bound: bool
+    waited_s: float | None = None
+    demand_fraction_mean: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RankTimes:
     """One rank's raw times in one phase, seconds since its own post-barrier t0."""
 
@@ -47,6 +66,13 @@ class RankTimes:
     #: (None otherwise, and in documents written before these fields existed).
     read_from_rank: int | None = None
     read_from_node: int | None = None
+
+    #: CPU-seconds of the rank's process over its phase window, and the window; None in
+    #: documents written before they were recorded.
+    cpu_user_s: float | None = None
+    cpu_system_s: float | None = None
+    cpu_window_s: float | None = None
+    cpu_waited_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +143,12 @@ class PhaseFigures:
     throttled: int = 0
     retried: int = 0
     series: TimeSeries | None = None
+    #: None in documents written before the client's CPU was recorded.
+    cpu: CpuFigures | None = None
+    #: Object-store requests that failed, by cause ("429", "500", "502", "503", "504",
+    #: "other_5xx", "timeout", "connect", "connection_reset", "other_error"), non-zero ones,
+    #: all ranks; each attempt counts, retried or not.
+    store_failures: dict[str, int] = dataclasses.field(default_factory=dict)
     #: Figures only this workload has (accelerator utilization, samples/s, library calls),
     #: by name with their unit in it: "accelerator_utilization_percent".
     metrics: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -150,6 +182,12 @@ class PhaseSummary:
     errors: int
     throttled: int = 0
     retried: int = 0
+    #: Over the iterations that recorded the client's CPU; None where none did.
+    cpu_seconds_per_gib: Stats | None = None
+    cpu_core_fraction: Stats | None = None
+    cpu_demand_fraction: Stats | None = None
+    client_bound_iterations: int = 0
+    store_failures: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +324,7 @@ _NESTED: dict[tuple[str, str], type] = {
     ("PhaseFigures", "per_rank_spread"): RankSpread,
     ("RankSpread", "times"): Distribution,
     ("RankSpread", "slowest"): RankTimes,
+    ("PhaseFigures", "cpu"): CpuFigures,
     ("PhaseSummary", "latency"): LatencyPercentiles,
     **{
         ("PhaseSummary", n): Stats
@@ -296,6 +335,9 @@ _NESTED: dict[tuple[str, str], type] = {
             "open_seconds",
             "transfer_seconds",
             "close_seconds",
+            "cpu_seconds_per_gib",
+            "cpu_core_fraction",
+            "cpu_demand_fraction",
         )
     },
 }

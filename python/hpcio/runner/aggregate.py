@@ -8,7 +8,7 @@ import functools
 import math
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -17,6 +17,7 @@ import numpy as np
 
 from hpcio import _engine
 from hpcio.results.schema import (
+    CpuFigures,
     Distribution,
     LatencyPercentiles,
     PhaseFigures,
@@ -26,6 +27,7 @@ from hpcio.results.schema import (
     Stats,
     TimeSeries,
 )
+from hpcio.runner.cpu import RankCpu, phase_cpu
 from hpcio.spec.model import RunSpec
 from hpcio.workloads.contract import RankInfo
 
@@ -91,6 +93,9 @@ class RankFigures:
     metrics: dict[str, Any] = field(default_factory=dict)
     #: With --reorder, in a read phase: the rank whose data this rank read.
     read_from: int | None = None
+    #: The rank's CPU over its phase window (runner/cpu.py).
+    cpu: RankCpu | None = None
+    store_failures: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_engine(
@@ -99,6 +104,7 @@ class RankFigures:
         figures: _engine.Figures,
         extra: Contribution | None = None,
         metrics: dict[str, Any] | None = None,
+        cpu: RankCpu | None = None,
     ) -> RankFigures:
         """From an Executor's or a Recorder's figures (the same fields), with what the rank
         did outside the engine in a collective phase."""
@@ -128,6 +134,8 @@ class RankFigures:
             throttled=figures.throttled,
             retried=figures.retried,
             metrics=dict(metrics or {}),
+            cpu=cpu,
+            store_failures=figures.store_failures,
         )
 
     @property
@@ -254,6 +262,9 @@ class PhaseShare:
     requests: dict[str, int]
     throttled: int
     retried: int
+    #: Failed store requests by cause (runner/cpu.py's sibling in the engine: HTTP status,
+    #: timeout, reset).
+    store_failures: dict[str, int]
     stonewall_bytes: Fraction
     #: Bytes completed in each interval of the time series.
     done: tuple[int, ...]
@@ -289,6 +300,7 @@ class PhaseShare:
             requests=dict(rank.requests),
             throttled=rank.throttled,
             retried=rank.retried,
+            store_failures=dict(rank.store_failures),
             stonewall_bytes=rank.bytes_done_by(frame.first_end_ns or 0),
             done=tuple(done),
             series=dict(series),
@@ -311,15 +323,16 @@ class PhaseShare:
             requests=dict(requests),
             throttled=self.throttled + other.throttled,
             retried=self.retried + other.retried,
+            store_failures=_added((self.store_failures, other.store_failures)),
             stonewall_bytes=self.stonewall_bytes + other.stonewall_bytes,
             done=tuple(a + b for a, b in zip(self.done, other.done, strict=True)),
             series=dict(series),
         )
 
 
-#: rank_row(): rank, node, start_s, end_s, open_s, transfer_s, close_s, bytes, and the rank
-#: whose data it read (--reorder) or None.
-RankRow = tuple[int, int, float, float, float, float, float, int, "int | None"]
+#: rank_row(): rank, node, start_s, end_s, open_s, transfer_s, close_s, bytes, the rank whose
+#: data it read (--reorder) or None, and its CPU over the phase window or None.
+RankRow = tuple[int, int, float, float, float, float, float, int, "int | None", "RankCpu | None"]
 
 
 def rank_row(rank: RankFigures) -> RankRow:
@@ -334,6 +347,7 @@ def rank_row(rank: RankFigures) -> RankRow:
         _spread_s([rank.close_ns]),
         rank.bytes,
         rank.read_from,
+        rank.cpu,
     )
 
 
@@ -342,7 +356,16 @@ def rank_times(row: RankRow, node_of: dict[int, int]) -> RankTimes:
     rank it read from."""
     read_from = row[8] if len(row) > 8 else None  # a document's row has it only where set
     node = None if read_from is None else node_of.get(read_from)
-    return RankTimes(*row[:8], read_from_rank=read_from, read_from_node=node)
+    cpu = row[9] if len(row) > 9 else None
+    return RankTimes(
+        *row[:8],
+        read_from_rank=read_from,
+        read_from_node=node,
+        cpu_user_s=cpu.user_s if cpu else None,
+        cpu_system_s=cpu.system_s if cpu else None,
+        cpu_window_s=cpu.window_s if cpu else None,
+        cpu_waited_s=cpu.waited_s if cpu else None,
+    )
 
 
 def time_series(ranks: Sequence[RankFigures], start_ns: int, phase_ns: int) -> TimeSeries:
@@ -438,6 +461,8 @@ def reduced_figures(
         series=series_of(share, frame),
         throttled=share.throttled,
         retried=share.retried,
+        cpu=_cpu(rows, share.bytes),
+        store_failures=dict(share.store_failures),
         per_rank=per_rank,
         per_rank_spread=None if per_rank or not rows else rank_spread(rows),
     )
@@ -477,6 +502,18 @@ def _distribution(values: np.ndarray) -> Distribution:
     )
 
 
+def _cpu(rows: Sequence[RankRow], bytes_moved: int) -> CpuFigures | None:
+    """The phase's CPU figures from every rank's; None unless every rank measured its own."""
+    measured = [row[9] for row in rows if len(row) > 9 and row[9] is not None]
+    if not measured or len(measured) < len(rows):
+        return None
+    return phase_cpu(measured, bytes_moved)
+
+
+def _added(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    return dict(sum((Counter(c) for c in counts), Counter()))
+
+
 def stats(values: Sequence[float]) -> Stats:
     """Mean, median, min, max and population stddev (as IOR reports them)."""
     return Stats(
@@ -495,6 +532,9 @@ def summarize(figures: Sequence[PhaseFigures]) -> dict[str, PhaseSummary]:
         mine = [f for f in figures if f.phase == phase]
         mib = float(1 << 20)
         merged = _engine.histogram_merge([base64.b64decode(f.latency_hdr_b64) for f in mine])
+        measured = [f.cpu for f in mine if f.cpu is not None]
+        per_gib = [c.seconds_per_gib for c in measured if c.seconds_per_gib is not None]
+        demand = [c.demand_fraction_mean for c in measured if c.demand_fraction_mean is not None]
         summary[phase] = PhaseSummary(
             iterations=len(mine),
             bytes_total=mine[0].bytes_total,
@@ -510,5 +550,10 @@ def summarize(figures: Sequence[PhaseFigures]) -> dict[str, PhaseSummary]:
             errors=sum(f.errors for f in mine),
             throttled=sum(f.throttled for f in mine),
             retried=sum(f.retried for f in mine),
+            cpu_seconds_per_gib=stats(per_gib) if per_gib else None,
+            cpu_core_fraction=stats([c.core_fraction_mean for c in measured]) if measured else None,
+            cpu_demand_fraction=stats(demand) if demand else None,
+            client_bound_iterations=sum(c.client_bound for c in measured),
+            store_failures=_added(f.store_failures for f in mine),
         )
     return summary

@@ -13,6 +13,7 @@ import numpy as np
 from hpcio import _engine
 from hpcio.runner import interrupts
 from hpcio.runner.aggregate import RankFigures
+from hpcio.runner.cpu import CpuClock
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.workloads.contract import Phase, PythonBody, RankInfo
@@ -139,15 +140,18 @@ class BodyContext:
         self.recorder.start(t0_ns)
         self._requests.start(t0_ns)
 
-    def requests(self) -> tuple[dict[str, int], int, int]:
-        """(requests by kind, throttled, retried) of the phase: the body's own calls and
-        every plan's, each request once; after figures()."""
+    def requests(self) -> tuple[dict[str, int], int, int, dict[str, int]]:
+        """(requests by kind, throttled, retried, failed requests by cause) of the phase: the
+        body's own calls and every plan's, each request once; after figures()."""
         own = self.recorder.figures()
         plans = self._requests.figures()
         kinds = {**own.requests}
         for kind, count in plans.requests.items():
             kinds[kind] = kinds.get(kind, 0) + count
-        return kinds, own.throttled + plans.throttled, own.retried + plans.retried
+        failures = {**own.store_failures}
+        for cause, count in plans.store_failures.items():
+            failures[cause] = failures.get(cause, 0) + count
+        return kinds, own.throttled + plans.throttled, own.retried + plans.retried, failures
 
     def figures(self) -> _engine.Figures:
         """The Recorder's figures with those of every plan run."""
@@ -172,17 +176,20 @@ def run_python_body(
     the phase (every rank then fails alike); anything else is a bug and propagates."""
     context = BodyContext(world, target, run, phase, who)
     world.barrier()
+    clock = CpuClock()
     context.start(_engine.clock_ns())
     try:
         body.call(context)
     except OSError as e:
         context.recorder.error(f"{type(e).__name__}: {e}")
-    figures = RankFigures.from_engine(who, context.figures(), metrics=context.metrics)
-    requests, throttled, retried = context.requests()
+    merged = context.figures()  # waits for the body's background plans: part of the phase
+    figures = RankFigures.from_engine(who, merged, metrics=context.metrics, cpu=clock.stop())
+    requests, throttled, retried, failures = context.requests()
     return dataclasses.replace(
         figures,
         open_ns=context.opened_ns(figures.open_ns),
         requests=requests,
         throttled=throttled,
         retried=retried,
+        store_failures=failures,
     )

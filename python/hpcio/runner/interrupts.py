@@ -78,6 +78,7 @@ def wait_for(call: Callable[[], T], *, settle: bool = False) -> T:
         except BaseException as e:  # handed to the main thread below
             failure.append(e)
         finally:
+            _engine.thread_ends()  # its wait for a core belongs to the phase (runner/cpu.py)
             done.set()
 
     # An Event, not Thread.join: a signal raised inside join() breaks the thread's lock.

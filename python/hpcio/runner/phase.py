@@ -11,6 +11,7 @@ import os
 from hpcio import _engine
 from hpcio.runner import choreography, interrupts
 from hpcio.runner.aggregate import RankFigures
+from hpcio.runner.cpu import CpuClock
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.workloads import striping
@@ -92,25 +93,28 @@ def _run_body(
             else _executor(target, run, 0, 1)
         )
         world.barrier()
+        clock = CpuClock()
         t0_ns = _engine.clock_ns()
         executor.start(t0_ns)
         extra = choreography.collect(world, executor, run, phase, who, body, t0_ns)
-        return RankFigures.from_engine(who, executor.figures(), extra)
+        return RankFigures.from_engine(who, executor.figures(), extra, cpu=clock.stop())
     if isinstance(body, SharedUploadBody):
         plan = body.plan
         executor = _executor(
             target, run, plan.largest_transfer, lanes(body.in_flight, plan.largest_batch)
         )
         world.barrier()
+        clock = CpuClock()
         executor.start(_engine.clock_ns())
         choreography.shared_object(world, executor, body)
-        return RankFigures.from_engine(who, executor.figures())
+        return RankFigures.from_engine(who, executor.figures(), cpu=clock.stop())
     assert isinstance(body, PlanBody)
     plan = body.plan
     executor = _executor(
         target, run, plan.largest_transfer, lanes(body.in_flight, plan.largest_batch)
     )
     world.barrier()
+    clock = CpuClock()
     t0_ns = _engine.clock_ns()
     executor.start(t0_ns)
     # fio's time_based: the engine's lanes go round their transfers until the deadline.
@@ -119,4 +123,4 @@ def _run_body(
         lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, until_ns=until_ns),
         settle=True,
     )
-    return RankFigures.from_engine(who, executor.figures())
+    return RankFigures.from_engine(who, executor.figures(), cpu=clock.stop())

@@ -24,6 +24,7 @@ from hpcio.runner.aggregate import (
     summarize,
 )
 from hpcio.runner.cleanup import remove_empty_directories, written_keys
+from hpcio.runner.cpu import client_bound_warnings
 from hpcio.runner.pagecache import (
     cache_record,
     check_drop_caches,
@@ -202,7 +203,8 @@ def execute(
             summary=summarize(figures),
             engine=engine_record(target),
             status=status,
-            warnings=read_warnings(cache, figures, topo.nodes, in_ram),
+            warnings=read_warnings(cache, figures, topo.nodes, in_ram)
+            + client_bound_warnings(figures),
         )
 
     # Like IOR without -k: files go after each iteration that wrote them, so iterations are
