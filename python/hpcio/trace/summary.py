@@ -207,19 +207,15 @@ def from_darshan_records(report: Any) -> list[Row]:
         frames = report.records[module].to_df()
         ints, floats = frames["counters"], frames.get("fcounters")
         shown = [f"{prefix}_{n}" for n in (*COUNTERS, *OTHER_COUNTERS)]
-        for i in range(len(ints)):
-            values: dict[str, float | int] = {}
-            for frame in (ints, floats):
-                if frame is None:
-                    continue
-                record = frame.iloc[i]
-                for name in shown:
-                    if name in frame.columns:
-                        value = record[name]
-                        values[name] = float(value) if frame is floats else int(value)
-            record = ints.iloc[i]
-            file = names.get(int(record["id"]), str(record["id"]))
-            rows.append(Row(module, int(record["rank"]), file, values))
+        # Column by column: a row of mixed columns would turn the 64-bit ids into floats.
+        columns = {n: ints[n].to_numpy().tolist() for n in shown if n in ints.columns}
+        if floats is not None:
+            columns |= {n: floats[n].to_numpy().tolist() for n in shown if n in floats.columns}
+        ids, ranks = ints["id"].to_numpy().tolist(), ints["rank"].to_numpy().tolist()
+        for i, (record_id, rank) in enumerate(zip(ids, ranks, strict=True)):
+            values = {name: column[i] for name, column in columns.items()}
+            file = names.get(record_id, str(record_id))
+            rows.append(Row(module, int(rank), file, values))
     return rows
 
 
@@ -244,8 +240,9 @@ def render(rows: list[Row], title: str, console: Any = None) -> None:
         return
     for module in dict.fromkeys(r.module for r in rows):
         table = Table(title=f"{title}: {module}", title_justify="left")
-        for name, justify in (("rank", "right"), ("file", "left"), ("counter", "left")):
-            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column("rank", justify="right")
+        table.add_column("file", overflow="fold")
+        table.add_column("counter", no_wrap=True)
         table.add_column("value", justify="right")
         for row in (r for r in rows if r.module == module):
             rank = "all" if row.rank == -1 else str(row.rank)
