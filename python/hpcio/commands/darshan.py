@@ -25,13 +25,13 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     report = darshanlog.open_log(args.log)
     rows = summary.from_darshan_records(report)
     traced = []
-    for module in ("DXT_POSIX", "DXT_MPIIO"):
+    for module, counted_as in (("DXT_POSIX", "POSIX"), ("DXT_MPIIO", "MPI-IO")):
         ops = operations.dxt_operations(report, module)
         if ops is not None and len(ops):
             traced.append(ops)
             rows += [
                 summary.Row(module, r.rank, r.file, r.counters)
-                for r in summary.from_operations(ops)
+                for r in summary.from_operations(ops, module=counted_as)
             ]
     dxt = operations.concat(traced).sorted_by_start() if traced else None
     show(rows, f"darshan {args.log}", args, dxt)
