@@ -1,0 +1,96 @@
+"""--trace under real mpiexec: each rank's file holds exactly the operations of its plan (an
+engine plan) or of its Python body, and `hpcio trace summary` counts them as Darshan would."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hpcio.trace import operations
+
+pytestmark = pytest.mark.mpi
+
+KiB = 1 << 10
+TRANSFER = 256 * KiB
+
+
+def trace_dir(doc: dict, out: Path) -> Path:
+    directory = Path(doc["trace"]["directory"])
+    assert directory.parent == out.with_suffix(".trace")
+    return directory
+
+
+def test_an_n_n_trace_has_exactly_the_plan_s_operations(hpcio, file_url, target_dir, tmp_path,
+                                                        read_documents):  # fmt: skip
+    out = tmp_path / "r.jsonl"
+    done = hpcio("run", "--pattern", "mfmw", "-n", 2, "--target", file_url(target_dir),
+                 "--size-per-rank", "1MiB", "--transfer", "256KiB", "--fsync", "--trace",
+                 "-o", out, "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    directory = trace_dir(doc, out)
+    assert sorted(p.name for p in directory.iterdir()) == ["rank-00000.npz", "rank-00001.npz"]
+    # Per rank: open, 4 writes, fsync, close; open, 4 reads, close.
+    assert doc["trace"]["operations"] == 2 * (4 + 4 + 5)
+    assert doc["run"]["trace"] is True
+    for rank in (0, 1):
+        ops = operations.load(directory / f"rank-{rank:05d}.npz")
+        assert set(ops.rank.tolist()) == {rank}
+        assert set(ops.file.tolist()) == {f"hpcio-rank{rank:06d}.dat"}
+        assert ops.op.tolist() == ["open", *["write"] * 4, "fsync", "close",
+                                   "open", *["read"] * 4, "close"]  # fmt: skip
+        moved = np.isin(ops.op, ["read", "write"])
+        assert ops.offset[moved].tolist() == [i * TRANSFER for i in range(4)] * 2
+        assert set(ops.length[moved].tolist()) == {TRANSFER}
+        assert set(ops.offset[~moved].tolist()) == {-1} and set(ops.length[~moved].tolist()) == {0}
+        assert (ops.end_ns >= ops.start_ns).all() and (ops.start_ns >= 0).all()
+        assert (np.diff(ops.start_ns) >= 0).all()
+    summary = hpcio("trace", "summary", directory, "--json")
+    assert summary.returncode == 0, summary.stderr
+    rows = json.loads(summary.stdout)
+    assert [(r["rank"], r["file"]) for r in rows] == [(0, "hpcio-rank000000.dat"),
+                                                      (1, "hpcio-rank000001.dat")]  # fmt: skip
+    for row in rows:
+        c = row["counters"]
+        assert (c["POSIX_WRITES"], c["POSIX_READS"], c["POSIX_OPENS"], c["POSIX_FSYNCS"]) == (
+            4, 4, 2, 1)  # fmt: skip
+        assert c["POSIX_BYTES_WRITTEN"] == c["POSIX_BYTES_READ"] == 1 << 20
+        # The first access is at offset 0 (Darshan: neither), the next three follow on.
+        assert (c["POSIX_SEQ_WRITES"], c["POSIX_CONSEC_WRITES"]) == (3, 3)
+        assert (c["POSIX_SEQ_READS"], c["POSIX_CONSEC_READS"]) == (3, 3)
+        assert c["POSIX_SIZE_WRITE_100K_1M"] == c["POSIX_SIZE_READ_100K_1M"] == 4
+        assert (c["POSIX_ACCESS1_ACCESS"], c["POSIX_ACCESS1_COUNT"]) == (TRANSFER, 8)
+    plots = tmp_path / "plots"
+    drawn = hpcio("trace", "summary", directory, "--plots", plots)
+    assert drawn.returncode == 0, drawn.stderr
+    assert (plots / "heatmap.png").stat().st_size > 0
+    assert len(list(plots.glob("offsets-*.png"))) == 2
+
+
+def test_a_python_body_s_trace_names_files_and_offsets(hpcio, file_url, target_dir, tmp_path,
+                                                       read_documents):  # fmt: skip
+    out = tmp_path / "py.jsonl"
+    done = hpcio("run", "--workload", "python-files", "--files", 2, "--file-size", "512KiB",
+                 "--block", "256KiB", "-n", 2, "--target", file_url(target_dir), "--trace",
+                 "-o", out, "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    ops = operations.load(trace_dir(doc, out))
+    moved = ops.select(np.isin(ops.op, ["read", "write"]))
+    # 2 ranks x 2 files x 2 blocks, written then read.
+    assert len(moved) == 2 * 2 * 2 * 2
+    assert set(moved.offset.tolist()) == {0, TRANSFER}
+    assert set(moved.file.tolist()) == {
+        f"hpcio-py-rank{r:06d}-file{f:06d}.dat" for r in (0, 1) for f in (0, 1)
+    }
+    assert doc["trace"]["operations"] == len(ops)
+
+
+def test_without_trace_nothing_is_written(hpcio, file_url, target_dir, tmp_path, read_documents):
+    out = tmp_path / "plain.jsonl"
+    done = hpcio("run", "--pattern", "mfmw", "-n", 2, "--target", file_url(target_dir),
+                 "--size-per-rank", "1MiB", "-o", out, "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    assert doc["trace"] is None
+    assert not out.with_suffix(".trace").exists()
