@@ -45,7 +45,8 @@ def run_id(run: RunSpec) -> str:
 
 
 class Tracer:
-    """One rank's trace of one run."""
+    """One rank's trace of one run: the engine's columns as they came (op codes, file
+    indices), so millions of rows never become Python strings."""
 
     def __init__(self, rank: int, origin_ns: int, directory: str, run: RunSpec) -> None:
         self.rank = rank
@@ -53,7 +54,8 @@ class Tracer:
         self.directory = directory
         # Python bodies name files by their path; the trace names them as the plans do.
         self._prefix = "" if run.target.is_object_store else run.target.path.rstrip("/") + "/"
-        self._parts: list[operations.Operations] = []
+        self._files: dict[str, int] = {}
+        self._parts: list[tuple[np.ndarray, ...]] = []
 
     @property
     def path(self) -> Path:
@@ -66,29 +68,40 @@ class Tracer:
         names, codes, index, offsets, lengths, starts, ends = columns
         if len(codes) == 0:
             return
-        files = np.asarray([self._relative(n) for n in names] or [""], dtype=str)
-        origin = np.uint64(self.origin_ns)
-        self._parts.append(
-            operations.Operations(
-                rank=np.full(len(codes), self.rank, dtype=np.int32),
-                file=files[index],
-                op=OP_NAMES[codes],
-                offset=offsets,
-                length=lengths.astype(np.int64),
-                # Before the origin cannot happen (it is read first); int64 keeps it signed.
-                start_ns=starts.astype(np.int64) - np.int64(origin),
-                end_ns=ends.astype(np.int64) - np.int64(origin),
-            )
+        ours = np.asarray(
+            [self._files.setdefault(self._relative(n), len(self._files)) for n in names],
+            dtype=np.int32,
         )
+        self._parts.append((codes, ours[index], offsets, lengths, starts, ends))
 
     def _relative(self, name: str) -> str:
         return name[len(self._prefix) :] if self._prefix and name.startswith(self._prefix) else name
 
     def write(self) -> int:
         """Writes this rank's file (also when it traced nothing); its operation count."""
-        ops = operations.concat(self._parts).sorted_by_start()
-        operations.write(self.path, ops)
-        return len(ops)
+        if self._parts:
+            codes, files, offsets, lengths, starts, ends = (
+                np.concatenate(column) for column in zip(*self._parts, strict=True)
+            )
+        else:
+            codes, files = np.zeros(0, np.uint8), np.zeros(0, np.int32)
+            offsets, lengths, starts, ends = (np.zeros(0, np.int64) for _ in range(4))
+        order = np.argsort(starts, kind="stable")
+        origin = np.int64(self.origin_ns)
+        operations.write_columns(
+            self.path,
+            rank=np.full(len(codes), self.rank, dtype=np.int32),
+            files=np.asarray(list(self._files) or [""], dtype=str),
+            file_index=files[order],
+            op_names=OP_NAMES,
+            op_index=codes[order],
+            offset=offsets[order],
+            length=lengths[order],
+            # The origin is read before any operation starts: no time is negative.
+            start_ns=starts[order].astype(np.int64) - origin,
+            end_ns=ends[order].astype(np.int64) - origin,
+        )
+        return len(codes)
 
 
 def record(directory: str, ranks: int, total: int) -> dict[str, object]:

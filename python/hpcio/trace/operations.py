@@ -87,6 +87,24 @@ def write(path: str | os.PathLike, ops: Operations) -> None:
     million writes to one file costs four bytes a row for its file column."""
     files, file_index = np.unique(ops.file, return_inverse=True)
     op_names, op_index = np.unique(ops.op, return_inverse=True)
+    write_columns(path, ops.rank, files, file_index, op_names, op_index, ops.offset, ops.length,
+                  ops.start_ns, ops.end_ns)  # fmt: skip
+
+
+def write_columns(
+    path: str | os.PathLike,
+    rank: np.ndarray,
+    files: np.ndarray,
+    file_index: np.ndarray,
+    op_names: np.ndarray,
+    op_index: np.ndarray,
+    offset: np.ndarray,
+    length: np.ndarray,
+    start_ns: np.ndarray,
+    end_ns: np.ndarray,
+) -> None:
+    """write(), from the tables and indices themselves (a rank's tracer has them already:
+    millions of rows need never become strings)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
@@ -94,15 +112,15 @@ def write(path: str | os.PathLike, ops: Operations) -> None:
         np.savez(
             out,
             format_version=np.int32(FORMAT_VERSION),
-            rank=ops.rank.astype(np.int32, copy=False),
-            files=files.astype(str),
-            file_index=file_index.astype(np.int32),
-            op_names=op_names.astype(str),
-            op_index=op_index.astype(np.int8 if len(op_names) < 128 else np.int32),
-            offset=ops.offset.astype(np.int64, copy=False),
-            length=ops.length.astype(np.int64, copy=False),
-            start_ns=ops.start_ns.astype(np.int64, copy=False),
-            end_ns=ops.end_ns.astype(np.int64, copy=False),
+            rank=np.asarray(rank, dtype=np.int32),
+            files=np.asarray(files, dtype=str),
+            file_index=np.asarray(file_index, dtype=np.int32),
+            op_names=np.asarray(op_names, dtype=str),
+            op_index=np.asarray(op_index, dtype=np.int8 if len(op_names) < 128 else np.int32),
+            offset=np.asarray(offset, dtype=np.int64),
+            length=np.asarray(length, dtype=np.int64),
+            start_ns=np.asarray(start_ns, dtype=np.int64),
+            end_ns=np.asarray(end_ns, dtype=np.int64),
         )
     os.replace(partial, target)
 
