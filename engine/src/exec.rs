@@ -400,10 +400,11 @@ impl Executor {
                 handles.into_iter().map(|h| h.join().expect("I/O worker panicked")).collect()
             })
         };
+        let keys: Option<Arc<[String]>> = self.trace.as_ref().map(|_| Arc::from(plan.keys));
         for (figures, rows) in results {
             self.figures.merge(figures);
-            if let (Some(trace), Some(rows)) = (self.trace.as_mut(), rows) {
-                trace.append(rows, plan.keys);
+            if let (Some(trace), Some(rows), Some(keys)) = (self.trace.as_mut(), rows, &keys) {
+                trace.append(rows, keys.clone());
             }
         }
         if stop.load(Ordering::Relaxed) {

@@ -3,6 +3,7 @@
 //! reserved); the executor folds them into its `Trace` between batches, outside any transfer.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What a traced operation did; `NAMES[code]` is its name in a trace file.
 pub const NAMES: [&str; 9] = ["", "open", "open", "write", "read", "fsync", "close", "create", "commit"];
@@ -61,6 +62,9 @@ pub struct Trace {
     pub names: Vec<String>,
     index: HashMap<String, u32>,
     pub rows: Rows,
+    /// Lanes' rows with the key table they index, folded in by `take`: folding copies every
+    /// row, which must not happen between a phase's last transfer and its close.
+    pending: Vec<(Rows, Arc<[String]>)>,
 }
 
 impl Trace {
@@ -80,8 +84,15 @@ impl Trace {
         self.rows.push(op, k, offset, length, start, end);
     }
 
-    /// A lane's rows, whose key indices are into `keys` (the plan's key table).
-    pub fn append(&mut self, rows: Rows, keys: &[String]) {
+    /// A lane's rows, whose key indices are into `keys` (the plan's key table), kept as they
+    /// are until `take`.
+    pub fn append(&mut self, rows: Rows, keys: Arc<[String]>) {
+        if !rows.is_empty() {
+            self.pending.push((rows, keys));
+        }
+    }
+
+    fn fold(&mut self, rows: Rows, keys: &[String]) {
         let mut map = vec![u32::MAX; keys.len()];
         self.rows.ops.extend_from_slice(&rows.ops);
         self.rows.keys.reserve(rows.keys.len());
@@ -100,7 +111,13 @@ impl Trace {
 
     /// Everything traced so far, leaving the trace empty (its key table too).
     pub fn take(&mut self) -> Trace {
-        std::mem::take(self)
+        let mut taken = std::mem::take(self);
+        // Rows in the order they were recorded: control rows pushed between lanes' batches
+        // come first here; readers sort by start time.
+        for (rows, keys) in std::mem::take(&mut taken.pending) {
+            taken.fold(rows, &keys);
+        }
+        taken
     }
 }
 
@@ -116,12 +133,13 @@ mod tests {
         let mut lane = Rows::with_capacity(2);
         lane.push(3, 0, 0, 8, 3, 4);
         lane.push(3, 1, 8, 8, 5, 6);
-        trace.append(lane, &plan_keys);
-        let files: Vec<&str> = trace.rows.keys.iter().map(|&k| trace.names[k as usize].as_str()).collect();
-        assert_eq!(files, ["b", "a", "b"]);
-        assert_eq!(trace.rows.offsets, [-1, 0, 8]);
-        assert_eq!(NAMES[trace.rows.ops[1] as usize], "write");
+        trace.append(lane, Arc::from(plan_keys));
+        assert_eq!(trace.rows.len(), 1, "lanes' rows wait for take()");
         let taken = trace.take();
-        assert_eq!((taken.rows.len(), trace.rows.len(), trace.names.len()), (3, 0, 0));
+        let files: Vec<&str> = taken.rows.keys.iter().map(|&k| taken.names[k as usize].as_str()).collect();
+        assert_eq!(files, ["b", "a", "b"]);
+        assert_eq!(taken.rows.offsets, [-1, 0, 8]);
+        assert_eq!(NAMES[taken.rows.ops[1] as usize], "write");
+        assert_eq!((trace.rows.len(), trace.names.len()), (0, 0));
     }
 }
