@@ -181,3 +181,13 @@ def test_bad_input_is_one_line(hpcio_process, tmp_path, command, error_line):
         assert done.returncode == 2
         assert says in error_line(done)
         assert "Traceback" not in done.stderr and "Error:" not in done.stderr
+
+
+def test_without_pydarshan_a_log_is_refused_in_one_line(monkeypatch, hpcio_in_process):
+    monkeypatch.setitem(__import__("sys").modules, "darshan", None)  # import darshan fails
+    done = hpcio_in_process("darshan", "summary", SAMPLE)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "hpcio: error: reading Darshan logs needs pydarshan: pip install "
+        "'hpcio[characterize]' (or: pip install darshan)"
+    )
