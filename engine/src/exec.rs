@@ -14,7 +14,7 @@ use crate::payload::{key_hash, stream_of, Held, Mismatch, Payload};
 use crate::plan::{Op, Plan, Row};
 use crate::requests::Snapshot;
 use crate::target::{Handle, Mode, Receipt, Target, Upload, WriteHint};
-use crate::trace::{Rows, Trace, COMMIT, CREATE};
+use crate::trace::{LaneRows, Trace, Traced, COMMIT, CREATE};
 use bytes::{Bytes, BytesMut};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -381,7 +381,7 @@ impl Executor {
         };
         let lanes = Lanes::new(batch.len(), batch.files(), workers);
         let buffers = &mut self.buffers;
-        let results: Vec<(Figures, Option<Rows>)> = if workers == 1 {
+        let results: Vec<(Figures, Option<LaneRows>)> = if workers == 1 {
             let buf = buffers.first_mut();
             vec![worker(&shared, batch, &slots, &lanes, 0, until, buf)]
         } else {
@@ -467,11 +467,11 @@ fn worker(
     lane: usize,
     until: Option<u64>,
     mut buf: Option<&mut LaneBuffer>,
-) -> (Figures, Option<Rows>) {
+) -> (Figures, Option<LaneRows>) {
     let mut figures = Figures::default();
     // Reserved for the lane's share up front, so recording a transfer never allocates (a
     // time-based run goes round again: its rows grow by doubling).
-    let mut rows = s.tracing.then(|| Rows::with_capacity(s.share));
+    let mut rows = s.tracing.then(|| LaneRows::with_capacity(s.share));
     // The lane's request body: reserved before the phase, refilled once the target lets go.
     let mut spare = s.bodies.lock().unwrap().pop();
     let mut search = Search::default();
@@ -543,7 +543,14 @@ fn worker(
                 let (start, end) = (t.start_ns.saturating_sub(s.t0_ns), t.end_ns.saturating_sub(s.t0_ns));
                 figures.transferred(start, end, t.latency_ns, row.length);
                 if let Some(rows) = rows.as_mut() {
-                    rows.push(row.op.code(), row.key, row.offset as i64, row.length, t.start_ns, t.end_ns);
+                    rows.push(Traced {
+                        start: t.start_ns,
+                        end: t.end_ns,
+                        offset: row.offset as i64,
+                        length: row.length,
+                        key: row.key,
+                        op: row.op.code(),
+                    });
                 }
             }
             Err(Failure::Mismatch(message)) => figures.error(message),

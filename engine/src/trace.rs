@@ -56,6 +56,21 @@ impl Rows {
     }
 }
 
+/// One operation as a lane records it: one 40-byte push per transfer (one capacity check,
+/// one stream of writes), made columns when the trace is taken.
+#[derive(Debug, Clone, Copy)]
+pub struct Traced {
+    pub start: u64,
+    pub end: u64,
+    pub offset: i64,
+    pub length: u64,
+    pub key: u32,
+    pub op: u8,
+}
+
+/// A lane's operations, key indices into the plan's key table.
+pub type LaneRows = Vec<Traced>;
+
 /// A rank's trace: its rows and the table of the files (keys) they name.
 #[derive(Debug, Default, Clone)]
 pub struct Trace {
@@ -64,18 +79,12 @@ pub struct Trace {
     pub rows: Rows,
     /// Lanes' rows with the key table they index, folded in by `take`: folding copies every
     /// row, which must not happen between a phase's last transfer and its close.
-    pending: Vec<(Rows, Arc<[String]>)>,
+    pending: Vec<(LaneRows, Arc<[String]>)>,
 }
 
 impl Trace {
     fn intern(&mut self, key: &str) -> u32 {
-        if let Some(&i) = self.index.get(key) {
-            return i;
-        }
-        let i = self.names.len() as u32;
-        self.names.push(key.to_string());
-        self.index.insert(key.to_string(), i);
-        i
+        intern(&mut self.names, &mut self.index, key)
     }
 
     /// One operation on `key`.
@@ -86,27 +95,30 @@ impl Trace {
 
     /// A lane's rows, whose key indices are into `keys` (the plan's key table), kept as they
     /// are until `take`.
-    pub fn append(&mut self, rows: Rows, keys: Arc<[String]>) {
+    pub fn append(&mut self, rows: LaneRows, keys: Arc<[String]>) {
         if !rows.is_empty() {
             self.pending.push((rows, keys));
         }
     }
 
-    fn fold(&mut self, rows: Rows, keys: &[String]) {
+    fn fold(&mut self, rows: LaneRows, keys: &[String]) {
         let mut map = vec![u32::MAX; keys.len()];
-        self.rows.ops.extend_from_slice(&rows.ops);
-        self.rows.keys.reserve(rows.keys.len());
-        for &k in &rows.keys {
-            let slot = &mut map[k as usize];
+        let r = &mut self.rows;
+        let n = rows.len();
+        r.ops.reserve(n);
+        r.keys.reserve(n);
+        r.offsets.reserve(n);
+        r.lengths.reserve(n);
+        r.starts.reserve(n);
+        r.ends.reserve(n);
+        for t in rows {
+            let slot = &mut map[t.key as usize];
             if *slot == u32::MAX {
-                *slot = self.intern(&keys[k as usize]);
+                *slot = intern(&mut self.names, &mut self.index, &keys[t.key as usize]);
             }
-            self.rows.keys.push(*slot);
+            let r = &mut self.rows;
+            r.push(t.op, *slot, t.offset, t.length, t.start, t.end);
         }
-        self.rows.offsets.extend_from_slice(&rows.offsets);
-        self.rows.lengths.extend_from_slice(&rows.lengths);
-        self.rows.starts.extend_from_slice(&rows.starts);
-        self.rows.ends.extend_from_slice(&rows.ends);
     }
 
     /// Everything traced so far, leaving the trace empty (its key table too).
@@ -121,6 +133,16 @@ impl Trace {
     }
 }
 
+fn intern(names: &mut Vec<String>, index: &mut HashMap<String, u32>, key: &str) -> u32 {
+    if let Some(&i) = index.get(key) {
+        return i;
+    }
+    let i = names.len() as u32;
+    names.push(key.to_string());
+    index.insert(key.to_string(), i);
+    i
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,9 +152,10 @@ mod tests {
         let mut trace = Trace::default();
         trace.push(1, "b", -1, 0, 1, 2);
         let plan_keys = vec!["a".to_string(), "b".to_string()];
-        let mut lane = Rows::with_capacity(2);
-        lane.push(3, 0, 0, 8, 3, 4);
-        lane.push(3, 1, 8, 8, 5, 6);
+        let lane = vec![
+            Traced { op: 3, key: 0, offset: 0, length: 8, start: 3, end: 4 },
+            Traced { op: 3, key: 1, offset: 8, length: 8, start: 5, end: 6 },
+        ];
         trace.append(lane, Arc::from(plan_keys));
         assert_eq!(trace.rows.len(), 1, "lanes' rows wait for take()");
         let taken = trace.take();
