@@ -246,7 +246,7 @@ def _tracer(world: Comm, run: RunSpec, root: str | None) -> tracing.Tracer | Non
     """This rank's tracer (None without --trace), its origin read right after a barrier."""
     if not run.trace:
         return None
-    name = world.bcast(tracing.run_id(run) if world.rank == 0 else None)
+    name = str(world.bcast(tracing.run_id(run) if world.rank == 0 else None))
     directory = os.path.join(root or tracing.root_for(None), name)
     world.barrier()
     return tracing.Tracer(world.rank, _engine.clock_ns(), directory, run)
