@@ -94,3 +94,18 @@ def test_without_trace_nothing_is_written(hpcio, file_url, target_dir, tmp_path,
     (doc,) = read_documents(out)
     assert doc["trace"] is None
     assert not out.with_suffix(".trace").exists()
+
+
+def test_a_training_run_s_trace_has_every_sample_read(hpcio, tmp_path, read_documents):
+    """unet3d on memory://: the data set laid out (untimed) and each sample read once an
+    epoch, by the engine plans its Python body starts in the background."""
+    out = tmp_path / "train.jsonl"
+    done = hpcio("train", "unet3d", "-n", 1, "--target", "memory://", "--scale", "small",
+                 "--samples", 14, "--epochs", 1, "--compute-time", "0.01", "--trace",
+                 "-o", out, "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    ops = operations.load(trace_dir(doc, out))
+    reads = ops.select(ops.op == "read")
+    assert len(reads) == 14 and len(set(reads.file.tolist())) == 14
+    assert reads.length.sum() == doc["phases"][0]["bytes_total"]
