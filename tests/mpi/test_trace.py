@@ -109,3 +109,44 @@ def test_a_training_run_s_trace_has_every_sample_read(hpcio, tmp_path, read_docu
     reads = ops.select(ops.op == "read")
     assert len(reads) == 14 and len(set(reads.file.tolist())) == 14
     assert reads.length.sum() == doc["phases"][0]["bytes_total"]
+
+
+@pytest.mark.parametrize(("pattern", "random"), [("sfmw", False), ("mfmw", True)])
+def test_a_trace_is_its_plan_per_rank(hpcio, file_url, target_dir, tmp_path, read_documents,
+                                      pattern, random):  # fmt: skip
+    """2 ranks, a shared file in order and a file each in random order: each rank's trace
+    holds its plans' operations, every one (engine.plan_operations expands them as the
+    engine runs them), nothing more."""
+    from hpcio import _engine
+    from hpcio.workloads.contract import Phase
+    from specs import plan_of, run_spec
+
+    out = tmp_path / "plan.jsonl"
+    settings = dict(size_per_rank_bytes=1 << 20, transfer_bytes=64 * KiB, random_offsets=random,
+                    fsync=True)  # fmt: skip
+    done = hpcio("run", "--pattern", pattern, "-n", 2, "--target", file_url(target_dir),
+                 "--size-per-rank", "1MiB", "--transfer", "64KiB", "--fsync", "--trace",
+                 *(["--random"] if random else []), "-o", out, "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    traced = operations.load(trace_dir(doc, out))
+    run = run_spec(pattern, file_url(target_dir), ranks=2, **settings)
+    for rank in (0, 1):
+        expected = []
+        for phase in (Phase.WRITE, Phase.READ):
+            plan = plan_of(run, phase, rank).per_transfer()
+            for code, key, offset, length in zip(plan.ops.tolist(), plan.key_index.tolist(),
+                                                 plan.offsets.tolist(), plan.lengths.tolist(),
+                                                 strict=True):  # fmt: skip
+                name = _engine.TRACE_OPS[code]
+                moves = name in ("read", "write")
+                expected.append((name, plan.keys[key], offset if moves else -1,
+                                 length if moves else 0))  # fmt: skip
+        mine = traced.select(traced.rank == rank)
+        got = list(zip(mine.op.tolist(), mine.file.tolist(), mine.offset.tolist(),
+                       mine.length.tolist(), strict=True))  # fmt: skip
+        assert sorted(got) == sorted(expected)
+        writes = mine.select(mine.op == "write").offset.tolist()
+        first = rank * (1 << 20) if pattern == "sfmw" else 0
+        assert sorted(writes) == [first + i * 64 * KiB for i in range(16)]
+        assert (writes != sorted(writes)) == random
