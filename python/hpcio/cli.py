@@ -26,6 +26,8 @@ COMMANDS = {
     "checkpoint": "hpcio.commands.checkpoint",
     "train": "hpcio.commands.train",
     "template": "hpcio.commands.template",
+    "trace": "hpcio.commands.trace",
+    "darshan": "hpcio.commands.darshan",
 }
 
 

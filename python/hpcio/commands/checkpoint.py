@@ -4,6 +4,7 @@ times by the model's processes, each its shard (workloads/checkpoint.py)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verify", action="store_true", help="check every byte loaded")
     p.add_argument("--seed", type=int, default=1, help="payload seed")
     p.add_argument("--keep", action="store_true", help="keep the shards afterwards")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="record every operation, one file per rank beside the results (RESULTS.trace/RUN/)",
+    )
     add_output_arguments(p, "print only the summary")
     add_dry_run_argument(p)
 
@@ -87,6 +93,8 @@ def specs(args: argparse.Namespace) -> list[RunSpec]:
         verify=args.verify,
         seed=args.seed,
     )
+    if args.trace:
+        return [dataclasses.replace(save, trace=True), dataclasses.replace(load, trace=True)]
     return [save, load]
 
 

@@ -87,6 +87,8 @@ def specs(args: argparse.Namespace, ranks: int, nodes: int = 1) -> list[RunSpec]
         options.refuse_inapplicable(run, typed & {"store_option", "space_check"})
     if not args.space_check:
         runs = [dataclasses.replace(run, space_check=False) for run in runs]
+    if args.trace:
+        runs = [dataclasses.replace(run, trace=True) for run in runs]
     return runs
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -29,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "bar", "lines"),
         default="auto",
         help="progress: a bar on a terminal, one line per point otherwise (auto)",
+    )
+    run.add_argument(
+        "--trace",
+        action="store_true",
+        help="record every operation, one file per rank beside the results (RESULTS.trace/RUN/)",
     )
     add_dry_run_argument(run)
     # One MPI launch per (ranks, ranks per node): the parent passes the group it launched.
@@ -179,6 +185,8 @@ def _execute(
             display=chosen,
         )
     todo = world.bcast(todo)
+    if args.trace:
+        todo = [dataclasses.replace(point, trace=True) for point in todo]
     try:
         run_all(
             world,

@@ -14,6 +14,7 @@ from hpcio import _engine
 from hpcio.runner import interrupts
 from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.cpu import CpuClock
+from hpcio.runner.tracing import Tracer
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.workloads.contract import Phase, PythonBody, RankInfo
@@ -64,7 +65,7 @@ class BodyContext:
         self.phase = phase
         self.who = who
         self.target = target
-        self.recorder = _engine.Recorder()
+        self.recorder = _engine.Recorder(trace=run.trace)
         self.metrics: dict[str, Any] = {}
         self._world = world
         self._t0_ns = 0
@@ -73,6 +74,7 @@ class BodyContext:
         self._written: list[_engine.Figures] = []
         #: (start, end) on clock_ns's scale of the body's own metadata work (see finding).
         self._finding: tuple[int, int] | None = None
+        self._written_traces: list[_engine.TraceColumns | None] = []
         # An executor counts the target's requests since it started, so plans running at
         # once would each count the others'. This one runs nothing: from the phase's start
         # it counts every request this rank's plans made, once.
@@ -95,7 +97,7 @@ class BodyContext:
         if running is None:
             executor = _engine.Executor(
                 self.target, seed=self.run.seed, in_flight=lanes, verify=self.run.verify,
-                buffer_bytes=size,
+                buffer_bytes=size, trace=self.run.trace,
             )  # fmt: skip
             executor.start(self._t0_ns)
             running = _Background(executor, lanes, size)
@@ -108,7 +110,10 @@ class BodyContext:
         `source` (each batch of transfers from its start: one file per plan) instead of the
         payload; its figures join the rank's."""
         executor = _engine.Executor(
-            self.target, seed=self.run.seed, in_flight=max(1, min(in_flight, plan.largest_batch))
+            self.target,
+            seed=self.run.seed,
+            in_flight=max(1, min(in_flight, plan.largest_batch)),
+            trace=self.run.trace,
         )
         executor.start(self._t0_ns)
         interrupts.wait_for(
@@ -116,6 +121,7 @@ class BodyContext:
             settle=True,
         )
         self._written.append(executor.figures())
+        self._written_traces.append(executor.take_trace())
 
     def path(self, key: str) -> str:
         return os.path.join(self.run.target.path, key)
@@ -153,6 +159,14 @@ class BodyContext:
             failures[cause] = failures.get(cause, 0) + count
         return kinds, own.throttled + plans.throttled, own.retried + plans.retried, failures
 
+    def traced(self, tracer: Tracer) -> None:
+        """Hand the body's own operations and its plans' to `tracer`; after figures()."""
+        tracer.add(self.recorder.take_trace())
+        for running in self._background:
+            tracer.add(running.executor.take_trace())
+        for columns in self._written_traces:
+            tracer.add(columns)
+
     def figures(self) -> _engine.Figures:
         """The Recorder's figures with those of every plan run."""
         figures = self.recorder.figures()
@@ -171,6 +185,7 @@ def run_python_body(
     phase: Phase,
     who: RankInfo,
     body: PythonBody,
+    tracer: Tracer | None = None,
 ) -> RankFigures:
     """Barrier, t0, the body on this rank, its figures. An OSError in the body is an error of
     the phase (every rank then fails alike); anything else is a bug and propagates."""
@@ -184,6 +199,8 @@ def run_python_body(
         context.recorder.error(f"{type(e).__name__}: {e}")
     merged = context.figures()  # waits for the body's background plans: part of the phase
     figures = RankFigures.from_engine(who, merged, metrics=context.metrics, cpu=clock.stop())
+    if tracer is not None:
+        context.traced(tracer)
     requests, throttled, retried, failures = context.requests()
     return dataclasses.replace(
         figures,

@@ -12,6 +12,7 @@ from hpcio import _engine
 from hpcio.runner import choreography, interrupts
 from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.cpu import CpuClock
+from hpcio.runner.tracing import Tracer
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.workloads import striping
@@ -37,7 +38,12 @@ def _executor(
 ) -> _engine.Executor:
     """Buffers of `buffer_bytes` are allocated and touched here, before any clock starts."""
     return _engine.Executor(
-        target, seed=run.seed, in_flight=lanes, verify=run.verify, buffer_bytes=buffer_bytes
+        target,
+        seed=run.seed,
+        in_flight=lanes,
+        verify=run.verify,
+        buffer_bytes=buffer_bytes,
+        trace=run.trace,
     )
 
 
@@ -48,13 +54,15 @@ def run_phase(
     workload: Workload,
     phase: Phase,
     who: RankInfo,
+    tracer: Tracer | None = None,
 ) -> RankFigures:
     """Run `phase` of `workload` on this rank, timed from the phase barrier (IOR's semantics),
     and with --reorder, say whose data a read phase read.
+    With a tracer (--trace), the phase's operations go to it after the phase.
 
     Bodies, plans and buffers are made before the barrier, so none counts as I/O time.
     """
-    figures = _run_body(world, target, run, workload, phase, who)
+    figures = _run_body(world, target, run, workload, phase, who, tracer)
     if phase is Phase.READ:
         facts = workload.cache_facts(run)
         # Whole-file reads (sfmr --read-scope all, every rank of a node rereading the same
@@ -71,6 +79,7 @@ def _run_body(
     workload: Workload,
     phase: Phase,
     who: RankInfo,
+    tracer: Tracer | None,
 ) -> RankFigures:
     if phase is Phase.WRITE and striping.method(run, workload) == striping.LFS:
         keys = workload.keys(run)
@@ -82,7 +91,7 @@ def _run_body(
     if isinstance(body, PythonBody):
         from hpcio.runner.body import run_python_body
 
-        return run_python_body(world, target, run, phase, who, body)
+        return run_python_body(world, target, run, phase, who, body, tracer)
     if isinstance(body, CollectBody):
         # A contributor's data goes by message: it needs no buffer of the engine's.
         collector = who.rank == body.collector
@@ -97,7 +106,9 @@ def _run_body(
         t0_ns = _engine.clock_ns()
         executor.start(t0_ns)
         extra = choreography.collect(world, executor, run, phase, who, body, t0_ns)
-        return RankFigures.from_engine(who, executor.figures(), extra, cpu=clock.stop())
+        figures = RankFigures.from_engine(who, executor.figures(), extra, cpu=clock.stop())
+        _traced(tracer, executor)
+        return figures
     if isinstance(body, SharedUploadBody):
         plan = body.plan
         executor = _executor(
@@ -107,7 +118,9 @@ def _run_body(
         clock = CpuClock()
         executor.start(_engine.clock_ns())
         choreography.shared_object(world, executor, body)
-        return RankFigures.from_engine(who, executor.figures(), cpu=clock.stop())
+        figures = RankFigures.from_engine(who, executor.figures(), cpu=clock.stop())
+        _traced(tracer, executor)
+        return figures
     assert isinstance(body, PlanBody)
     plan = body.plan
     executor = _executor(
@@ -123,4 +136,11 @@ def _run_body(
         lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, until_ns=until_ns),
         settle=True,
     )
-    return RankFigures.from_engine(who, executor.figures(), cpu=clock.stop())
+    figures = RankFigures.from_engine(who, executor.figures(), cpu=clock.stop())
+    _traced(tracer, executor)
+    return figures
+
+
+def _traced(tracer: Tracer | None, executor: _engine.Executor) -> None:
+    if tracer is not None:
+        tracer.add(executor.take_trace())

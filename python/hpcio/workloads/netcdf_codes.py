@@ -297,7 +297,7 @@ def _sync(context: Context, handle: Any, path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-    context.recorder.record("sync", start, _engine.clock_ns())
+    context.recorder.record("sync", start, _engine.clock_ns(), file=KEY)
 
 
 def _collect_and_write(context: Context) -> None:
@@ -320,7 +320,7 @@ def _collect_and_write(context: Context) -> None:
     start = clock()
     try:
         handle, variable = _create(path, run)
-        recorder.record("open", start, clock())
+        recorder.record("open", start, clock(), file=KEY)
     except _ERRORS as e:
         failure = f"create {KEY}: {e}"
     waited = 0
@@ -339,7 +339,7 @@ def _collect_and_write(context: Context) -> None:
                 start = clock()
                 try:
                     variable[at : at + count, :] = piece
-                    recorder.record("write", start, clock(), piece.nbytes)
+                    recorder.record("write", start, clock(), piece.nbytes, file=KEY)
                 except _ERRORS as e:
                     failure = f"write {KEY}: {e}"
     context.metrics["gather_wait_s"] = waited / 1e9
@@ -349,7 +349,7 @@ def _collect_and_write(context: Context) -> None:
                 _sync(context, handle, path)
             start = clock()
             handle.close()
-            recorder.record("close", start, clock())
+            recorder.record("close", start, clock(), file=KEY)
         except _ERRORS as e:
             failure = failure or f"close {KEY}: {e}"
     if failure is not None:
@@ -378,14 +378,14 @@ def _read_distribute(context: Context) -> None:
     try:
         start = clock()
         handle, variable = _open(context.path(KEY))
-        recorder.record("open", start, clock())
+        recorder.record("open", start, clock(), file=KEY)
         try:
             for source in range(run.ranks):
                 for first in range(0, rows, step):
                     at = source * rows + first
                     start = clock()
                     piece = variable[at : at + min(step, rows - first), :]
-                    recorder.record("read", start, clock(), piece.nbytes)
+                    recorder.record("read", start, clock(), piece.nbytes, file=KEY)
                     if source == 0:
                         slab[first : first + len(piece)] = piece
                     else:
@@ -394,7 +394,7 @@ def _read_distribute(context: Context) -> None:
         finally:
             start = clock()
             handle.close()
-            recorder.record("close", start, clock())
+            recorder.record("close", start, clock(), file=KEY)
     except _ERRORS as e:
         for waiting in range(served, run.ranks):
             comm.send(str(e), dest=waiting, tag=_ABORT)
@@ -415,18 +415,18 @@ def _allwrite(context: Context, hints: tuple[str, ...]) -> None:
         start = clock()
         handle, variable = _create(path, run, parallel=True, comm=comm, info=info)
         variable.set_collective(run.params.collective)
-        recorder.record("open", start, clock())
+        recorder.record("open", start, clock(), file=KEY)
         what = "write"
         start = clock()
         variable[rank * rows : (rank + 1) * rows, :] = slab
-        recorder.record("write", start, clock(), slab.nbytes)
+        recorder.record("write", start, clock(), slab.nbytes, file=KEY)
         if run.fsync:
             what = "sync"
             _sync(context, handle, path)
         what = "close"
         start = clock()
         handle.close()
-        recorder.record("close", start, clock())
+        recorder.record("close", start, clock(), file=KEY)
     except _ERRORS as e:
         raise OSError(f"netcdf {what} {KEY}: {e}") from None
     finally:
@@ -443,15 +443,15 @@ def _allread(context: Context, hints: tuple[str, ...]) -> None:
         start = clock()
         handle, variable = _open(context.path(KEY), parallel=True, comm=comm, info=info)
         variable.set_collective(run.params.collective)
-        recorder.record("open", start, clock())
+        recorder.record("open", start, clock(), file=KEY)
         what = "read"
         start = clock()
         slab = variable[rank * rows : (rank + 1) * rows, :]
-        recorder.record("read", start, clock(), slab.nbytes)
+        recorder.record("read", start, clock(), slab.nbytes, file=KEY)
         what = "close"
         start = clock()
         handle.close()
-        recorder.record("close", start, clock())
+        recorder.record("close", start, clock(), file=KEY)
     except _ERRORS as e:
         raise OSError(f"netcdf {what} {KEY}: {e}") from None
     finally:

@@ -1,0 +1,1 @@
+"""Per-operation traces: hpcio's own (--trace) and Darshan logs read in."""
