@@ -25,6 +25,7 @@ COMMANDS = {
     "env": "hpcio.commands.env",
     "checkpoint": "hpcio.commands.checkpoint",
     "train": "hpcio.commands.train",
+    "replay": "hpcio.commands.replay",
 }
 
 

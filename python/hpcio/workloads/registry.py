@@ -11,6 +11,7 @@ from hpcio.spec.options import Option, declared
 from hpcio.workloads import checkpoint, netcdf_codes, patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
+from hpcio.workloads.replay.workload import Replay
 from hpcio.workloads.seismic import imaging, volume
 from hpcio.workloads.training import unet3d
 
@@ -24,6 +25,7 @@ _REGISTERED: tuple[Workload, ...] = (
     volume.Volume(),
     imaging.Imaging(),
     unet3d.Unet3d(), unet3d.Unet3dDatagen(),
+    Replay(),
 )  # fmt: skip
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in _REGISTERED}
