@@ -35,7 +35,7 @@ from hpcio.workloads.contract import (
     Workload,
 )
 from hpcio.workloads.plans import Op, Plan
-from hpcio.workloads.replay import schedule, source
+from hpcio.workloads.replay import counters, schedule, source
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
@@ -265,6 +265,10 @@ def _replay(context: Context, steps: list[schedule.Step], words: dict[str, Any])
             break
     context.metrics.update(words)
     context.metrics["operations"] = sum(len(s.offsets) for s in steps)
+    if steps:
+        done = counters.histogram(np.concatenate([s.lengths for s in steps]))
+        for bucket, count in zip(counters.BUCKETS, done.tolist(), strict=True):
+            context.metrics[f"accesses_{bucket}"] = count
     context.metrics["waited_s"] = waited_ns / 1e9
 
 
