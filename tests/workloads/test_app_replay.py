@@ -75,7 +75,7 @@ def test_shrink_divides_offsets_and_lengths_keeping_one_byte(tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "words"),
-    [(b"", "empty file"), (b"not a log at all, just text\n", "not a readable Darshan log")],
+    [(b"", "no Darshan header"), (b"not a log at all, just text\n", "no Darshan header")],
 )
 def test_what_is_not_a_log_is_one_error(tmp_path, content, words):
     bad = tmp_path / "bad.darshan"

@@ -3,8 +3,12 @@ Darshan log (its DXT segments when it has them, else its counters) or an hpcio t
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import os
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,10 +72,16 @@ def _read(path: Path) -> Source:
         return Source(ops, HPCIO_TRACE, int(ops.rank.max()) + 1 if len(ops) else 1)
     from hpcio.trace.darshanlog import open_log
 
-    try:
-        report = open_log(path)
-    except operations.TraceError as e:
-        raise SpecError(str(e)) from None
+    if not _darshan_header(path):
+        raise SpecError(f"{path}: not a Darshan log or an hpcio trace (no Darshan header)")
+    report, problem = None, ""
+    with _c_stderr_silenced():
+        try:
+            report = open_log(path)
+        except operations.TraceError as e:
+            problem = str(e)  # the exception (and the failed report it holds) goes here
+    if report is None:
+        raise SpecError(problem)
     try:
         return _from_report(report, path)
     finally:
@@ -92,6 +102,42 @@ def _from_report(report, path: Path) -> Source:
     if synthesis is None:
         raise SpecError(f"{path}: the log has neither DXT segments nor POSIX counters")
     return Source(synthesis.ops, COUNTERS, app_ranks, synthesis.exact)
+
+
+#: darshan-log-format.h's DARSHAN_MAGIC_NR, after the 8-byte version string.
+_DARSHAN_MAGIC = 6567223
+
+
+@contextlib.contextmanager
+def _c_stderr_silenced() -> Iterator[None]:
+    """File descriptor 2 to /dev/null: darshan-util's C code prints its own lines for a
+    damaged log ("Error: failed to read darshan log file header."), and hpcio says one."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        try:
+            yield
+        finally:
+            gc.collect()  # a failed report's __del__ prints as well
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _darshan_header(path: Path) -> bool:
+    """Whether `path` starts as a Darshan log does: pydarshan's C library prints its own
+    errors to the process's stderr for anything else, before Python hears of them."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+    except OSError as e:
+        raise SpecError(f"{path}: {e.strerror.lower() if e.strerror else e}") from None
+    if len(head) < 16:
+        return False
+    magic = head[8:16]
+    return _DARSHAN_MAGIC in (int.from_bytes(magic, "little"), int.from_bytes(magic, "big"))
 
 
 def key_of(paths: np.ndarray) -> dict[str, str]:

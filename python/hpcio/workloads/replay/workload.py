@@ -191,7 +191,9 @@ class Replay(Workload):
         return sum(max(written.get(k, 0), read.get(k, 0)) for k in {*written, *read})
 
     def memory(self, run: RunSpec, ranks_per_node: int) -> MemoryNeed:
-        largest = max(int(loaded(run).ops.length.max()), LAYOUT_PIECE)
+        ops = loaded(run).ops
+        lays_out = bool((ops.op == "read").any())
+        largest = max(int(ops.length.max()), LAYOUT_PIECE if lays_out else 0)
         return MemoryNeed(
             ranks_per_node * largest,
             f"{ranks_per_node} rank(s) x 1 in flight x {format_bytes(largest)} (the largest "
