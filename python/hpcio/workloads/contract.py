@@ -201,6 +201,9 @@ class Workload:
     #: Its study plots bandwidth against the global data size (all ranks' bytes), not the
     #: size per rank: reports add that figure for its documents.
     sized_globally: bool = False
+    #: Each phase moves the whole data set (its files' size); False where a phase moves what
+    #: it moves (a replay's reads): tables then divide the bytes moved by the time.
+    moves_data_set: bool = True
 
     def phases(self, run: RunSpec) -> tuple[Phase, ...]:
         """The timed phases of `run`, in order."""

@@ -115,3 +115,9 @@ def family_of(workload: str) -> str:
     """Which report tables a workload's documents go to ("" for a workload not known here)."""
     found = WORKLOADS.get(workload)
     return found.family if found else ""
+
+
+def moves_data_set(workload: str) -> bool:
+    """Whether each phase of a workload's documents moves its whole data set."""
+    found = WORKLOADS.get(workload)
+    return found is None or found.moves_data_set

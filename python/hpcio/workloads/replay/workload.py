@@ -94,6 +94,7 @@ class Replay(Workload):
     params = ReplayParams
     summary = "an application's I/O from a Darshan log or an hpcio trace (hpcio replay)"
     runs_alone = False
+    moves_data_set = False
     lower = {"buffers": "--shrink", "data": "--shrink", "disk": "--shrink"}  # noqa: RUF012
 
     def phases(self, run: RunSpec) -> tuple[Phase, ...]:
