@@ -1,5 +1,6 @@
 """Logs the replay tests read: darshan's own sample logs, and a small hpcio trace whose
-files go to object stores each way (one PUT, parts, an object per write)."""
+files go to object stores each way (one PUT, one rank's parts, several ranks' parts of one
+upload, an object per write)."""
 
 from pathlib import Path
 
@@ -44,6 +45,9 @@ APP = [
     (2, "/app/input.dat", "read", 8192, 4096, 5, 5),
     (0, "/app/ckpt.dat", "read", 5 * MiB, 4096, 6, 6),
     (1, "/app/log.txt", "write", 100, 50, 7, 7),  # a small in-place update
+    (1, "/app/shared.dat", "write", 5 * MiB, 5 * MiB, 8, 9),  # N-1: two ranks' parts
+    (0, "/app/shared.dat", "write", 0, 5 * MiB, 8, 9),
+    (2, "/app/shared.dat", "read", 5 * MiB - 2048, 4096, 10, 10),  # across both ranks' parts
 ]
 
 

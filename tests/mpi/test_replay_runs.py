@@ -75,9 +75,9 @@ def test_a_trace_with_reads_lays_out_what_they_need_and_verifies(
     assert done.returncode == 0, done.stderr
     doc = _last(out)
     write, read, *_ = doc["phases"]
-    assert write["bytes_total"] == 10 * MiB + 350 + 300
-    assert read["bytes_total"] == 3 * 4096
-    assert read["metrics"]["laid_out_bytes"] == 12288 + 5 * MiB + 4096
+    assert write["bytes_total"] == 20 * MiB + 350 + 300
+    assert read["bytes_total"] == 4 * 4096
+    assert read["metrics"]["laid_out_bytes"] == 12288 + (5 * MiB + 4096) + (5 * MiB + 2048)
     assert read["metrics"]["replayed_from"] == "hpcio-trace"
     # The trace waits 1 ms between rank 0's two checkpoint writes, and more for rank 1.
     assert write["metrics"]["waited_s"] > 0.001

@@ -1,7 +1,8 @@
 """hpcio replay on versitygw (S3) and Azurite with 2 real ranks: darshan's DXT sample moves the
 log's bytes per rank in the log's access sizes (each write one object, read back with the
 provider's SDK), and a trace whose files need each object mapping (one PUT, one rank's
-parts, an object per write) says how many went each way, verifies, and is priced by cost."""
+parts, two ranks' parts of one upload, an object per write) says how many went each way,
+verifies, and is priced by cost."""
 
 import json
 from collections import Counter
@@ -66,22 +67,26 @@ def test_each_write_pattern_is_mapped_and_counted(hpcio, server, tmp_path):
     prefix = "replay-trace"
     done = hpcio("replay", app_trace(tmp_path / "trace"), "--target", server.url(prefix),
                  "-n", 2, "--verify", "-o", out, env=server.env)  # fmt: skip
+    (tmp_path / "doc.jsonl").write_text(out.read_text())
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     write, read = doc["phases"]
     metrics = write["metrics"]
-    assert (metrics["files_as_put"], metrics["files_as_parts"], metrics["files_as_separate"]) == (
-        1, 1, 1)  # fmt: skip
-    assert write["bytes_total"] == 10 * MiB + 350 + 300
+    mapped = ("put", "parts", "shared", "separate")
+    assert [metrics[f"files_as_{how}"] for how in mapped] == [1, 1, 1, 1]
+    assert write["bytes_total"] == 20 * MiB + 350 + 300
     requests = write["requests"]
     if is_s3(server):
-        assert (requests["create_multipart"], requests["upload_part"]) == (1, 2)
-        assert requests["complete_multipart"] == 1
+        # ckpt.dat's upload from rank 0, and shared.dat's that both ranks put parts of.
+        assert (requests["create_multipart"], requests["upload_part"]) == (2, 4)
+        assert requests["complete_multipart"] == 2
     else:
-        assert (requests["put_block"], requests["put_block_list"]) == (2, 1)
+        assert (requests["put_block"], requests["put_block_list"]) == (4, 2)
     assert requests["put"] == 1 + 4  # meta.json; the log's four writes, an object each
-    assert read["bytes_total"] == 3 * 4096 and read["errors"] == 0
+    assert read["bytes_total"] == 4 * 4096 and read["errors"] == 0
     assert _objects(server, prefix) == {}  # removed after the iteration
+    if is_s3(server):  # every upload completed, none left open
+        assert server.client().list_multipart_uploads(Bucket=server.bucket).get("Uploads", []) == []
     priced = hpcio("cost", out)
     assert priced.returncode == 0, priced.stderr
-    assert "put 5, get 3" in priced.stdout  # priced by request kind, as any run
+    assert "put 5, get 4" in priced.stdout  # priced by request kind, as any run

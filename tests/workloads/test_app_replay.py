@@ -124,16 +124,21 @@ def test_application_rank_r_runs_on_rank_r_mod_n():
 
 def test_writes_map_to_a_put_parts_or_an_object_each(tmp_path):
     ops = source.load(str(app_trace(tmp_path))).ops
-    expected = {"/app/ckpt.dat": "parts", "/app/meta.json": "put", "/app/log.txt": "separate"}
+    expected = {"/app/ckpt.dat": "parts", "/app/meta.json": "put", "/app/log.txt": "separate",
+                "/app/shared.dat": "shared"}  # fmt: skip
     assert schedule.object_mapping(ops, 2, "s3") == expected
     assert schedule.object_mapping(ops, 2, "azure") == expected
     # Parts under S3's 5 MiB cannot be parts there, but are blocks on Azure.
     small = _ops([(0, "f", "write", 0, 100, 0, 0), (0, "f", "write", 100, 50, 1, 1)])
     assert schedule.object_mapping(small, 1, "s3") == {"f": "separate"}
     assert schedule.object_mapping(small, 1, "azure") == {"f": "parts"}
-    # Several ranks writing one file: not one rank's upload.
-    shared = _ops([(0, "f", "write", 0, 100, 0, 0), (1, "f", "write", 100, 100, 1, 1)])
-    assert schedule.object_mapping(shared, 2, "azure") == {"f": "separate"}
+    # Several ranks' parts: one upload they share (S3 takes no 100-byte parts).
+    shared = _ops([(1, "f", "write", 100, 100, 0, 0), (0, "f", "write", 0, 100, 1, 1)])
+    assert schedule.object_mapping(shared, 2, "azure") == {"f": "shared"}
+    assert schedule.object_mapping(shared, 2, "s3") == {"f": "separate"}
+    # Two ranks writing the same range cannot be parts of one object.
+    twice = _ops([(0, "f", "write", 0, 100, 0, 0), (1, "f", "write", 0, 100, 1, 1)])
+    assert schedule.object_mapping(twice, 2, "azure") == {"f": "separate"}
 
 
 def test_an_objects_writes_go_up_in_one_step_and_separate_ones_each_alone(tmp_path):
@@ -146,8 +151,10 @@ def test_an_objects_writes_go_up_in_one_step_and_separate_ones_each_alone(tmp_pa
         ("hpcio-replay-00003-meta.json", [0], [300]),
         ("hpcio-replay-00002-log.txt.w000001-000002", [0], [100]),
         ("hpcio-replay-00002-log.txt.w000001-000003", [0], [50]),
+        ("hpcio-replay-00004-shared.dat", [5 * MiB], [5 * MiB]),  # last: the ranks meet
     ]
     rank0 = schedule.steps(ops, 0, 2, "write", keep_gaps=True, objects=objects)
-    assert [(s.key, s.lengths.tolist()) for s in rank0] == [
-        ("hpcio-replay-00000-ckpt.dat", [5 * MiB, 5 * MiB])
+    assert [(s.key, s.lengths.tolist(), s.shared_part_bytes) for s in rank0] == [
+        ("hpcio-replay-00000-ckpt.dat", [5 * MiB, 5 * MiB], 0),
+        ("hpcio-replay-00004-shared.dat", [5 * MiB], 5 * MiB),
     ]

@@ -114,6 +114,12 @@ class Context(Protocol):
         of transfers from its start) instead of the payload; its figures join the phase's."""
         ...
 
+    def shared_upload(self, plan: Plan, part_bytes: int) -> None:
+        """Collective: every rank's `plan` puts its parts (offset / part_bytes) of one object
+        that rank 0's upload (or block list) starts and completes; its figures join the
+        phase's."""
+        ...
+
     def path(self, key: str) -> str:
         """The local path of `key` on a POSIX target."""
         ...

@@ -10,8 +10,10 @@
 - Object stores have no in-place range writes. A file's writes go up as one PUT (a single
   write at offset 0), as one multipart upload or block list from its writer (writes that tile
   the file from offset 0 in equal pieces, the last no longer, within the store's part sizes),
-  or else each write as an object of its own (`KEY.wRANK-SEQ`, a PUT of the same bytes). The
-  result counts each kind.
+  as the object patterns' N-1 does when several ranks write such parts (an upload rank 0
+  starts and completes, every rank putting its own parts, at the end of the write phase, in
+  name order, as the ranks must meet for it), or else each write as an object of its own
+  (`KEY.wRANK-SEQ`, a PUT of the same bytes). The result counts each kind.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ MIN_GAP_NS = 100_000
 MIN_PART_BYTES = {"s3": 5 << 20, "gcs": 5 << 20}
 MAX_PARTS = {"s3": 10_000, "gcs": 10_000, "azure": 50_000}
 
-PUT, PARTS, SEPARATE = "put", "parts", "separate"
+PUT, PARTS, SHARED, SEPARATE = "put", "parts", "shared", "separate"
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class Step:
     op: str
     offsets: np.ndarray
     lengths: np.ndarray
+    #: Parts of one upload all ranks share (every rank has this step, maybe without parts).
+    shared_part_bytes: int = 0
 
 
 def hpcio_rank(app_rank: np.ndarray, ranks: int) -> np.ndarray:
@@ -68,10 +72,13 @@ def object_mapping(ops: Operations, ranks: int, target_kind: str) -> dict[str, s
         reads = (ops.op == "read") & (ops.file == app_path)
         read_end = int((ops.offset[reads] + ops.length[reads]).max()) if reads.any() else 0
         covers = int(lengths.sum()) >= read_end
+        by_offset = np.argsort(offsets, kind="stable")
         if len(offsets) == 1 and offsets[0] == 0 and covers:
             mapping[app_path] = PUT
         elif len(writers) == 1 and covers and _tiles(offsets, lengths, target_kind):
             mapping[app_path] = PARTS
+        elif covers and _tiles(offsets[by_offset], lengths[by_offset], target_kind):
+            mapping[app_path] = SHARED
         else:
             mapping[app_path] = SEPARATE
     return mapping
@@ -119,6 +126,8 @@ def steps(
         key = keys[app_path]
         offset, length, gap = int(mine.offset[i]), int(mine.length[i]), int(gaps[i])
         how = objects.get(app_path) if objects is not None and op == "write" else None
+        if how == SHARED:
+            continue  # below, after every other step
         if how == SEPARATE:
             n = seq[key] = seq.get(key, -1) + 1
             key, offset = separate_key(key, rank, n), 0
@@ -134,5 +143,13 @@ def steps(
             found[-1][3].append(length)
             continue
         found.append((gap, key, [offset], [length]))
-    return [Step(gap, key, op, np.array(offsets, np.int64), np.array(lengths, np.int64))
+    made = [Step(gap, key, op, np.array(offsets, np.int64), np.array(lengths, np.int64))
             for gap, key, offsets, lengths in found]  # fmt: skip
+    for app_path in sorted(p for p, how in (objects or {}).items() if how == SHARED):
+        if op != "write":
+            continue
+        chosen = (mine.op == "write") & (mine.file == app_path)
+        every = (ops.op == "write") & (ops.file == app_path)
+        part = int(ops.length[every][np.argmin(ops.offset[every])])
+        made.append(Step(0, keys[app_path], op, mine.offset[chosen], mine.length[chosen], part))
+    return made

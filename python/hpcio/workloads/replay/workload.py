@@ -151,7 +151,7 @@ class Replay(Workload):
             words["laid_out_bytes"] = sum(_extents(found.ops, "read").values())
         objects = self._objects(run)
         if objects is not None and phase is Phase.WRITE:
-            for how in (schedule.PUT, schedule.PARTS, schedule.SEPARATE):
+            for how in (schedule.PUT, schedule.PARTS, schedule.SHARED, schedule.SEPARATE):
                 words[f"files_as_{how}"] = sum(1 for h in objects.values() if h == how)
         return words
 
@@ -247,12 +247,21 @@ def _plan(key: str, op: str, offsets: np.ndarray, lengths: np.ndarray, *, opens:
 
 def _replay(context: Context, steps: list[schedule.Step], words: dict[str, Any]) -> None:
     """This rank's steps, each after its wait, on one executor of one lane (so in order);
-    a name stays open from its first step to its last."""
-    largest = max((int(s.lengths.max()) for s in steps), default=1)
+    a name stays open from its first step to its last. Steps of an upload all ranks share
+    are made by every rank, whatever happened before (the ranks meet in them)."""
+    largest = max((int(s.lengths.max()) for s in steps if len(s.lengths)), default=1)
     last = {s.key: i for i, s in enumerate(steps)}
     opened: set[str] = set()
     waited_ns = 0
+    failed = False
     for i, step in enumerate(steps):
+        if step.shared_part_bytes:
+            plan = _plan(step.key, step.op, step.offsets, step.lengths, opens=True,
+                         closes=True, sync=False)  # fmt: skip
+            context.shared_upload(plan, step.shared_part_bytes)
+            continue
+        if failed:
+            continue  # the error is in the figures; the phase fails on every rank
         if step.gap_ns:
             before = time.monotonic_ns()
             time.sleep(step.gap_ns / 1e9)
@@ -264,15 +273,14 @@ def _replay(context: Context, steps: list[schedule.Step], words: dict[str, Any])
         opened.add(step.key)
         running = context.background(plan, 1, largest)
         running.wait()
-        if running.failed():
-            break
+        failed = running.failed()
     context.metrics.update(words)
     context.metrics["operations"] = sum(len(s.offsets) for s in steps)
+    context.metrics["waited_s"] = waited_ns / 1e9
     if steps:
         done = counters.histogram(np.concatenate([s.lengths for s in steps]))
         for bucket, count in zip(counters.BUCKETS, done.tolist(), strict=True):
             context.metrics[f"accesses_{bucket}"] = count
-    context.metrics["waited_s"] = waited_ns / 1e9
 
 
 def _lay_out(context: Context, extents: list[tuple[str, int]]) -> None:
