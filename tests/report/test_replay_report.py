@@ -1,6 +1,7 @@
 """A replay's document (tests/data/replay: the test trace of tests/replay_logs.py replayed on
 versitygw with 2 ranks) in `hpcio report` and `hpcio cost`: the read phase moved 16 KiB of
-files holding 20 MiB, so its bandwidth is what it moved over its time."""
+files holding 20 MiB, so its bandwidth is what it moved over its time. Its log's path was
+made /nonexistent/replayed-trace after the run: reports and prices never need the log."""
 
 from pathlib import Path
 
@@ -14,7 +15,7 @@ MiB = 1 << 20
 def test_a_replays_bandwidth_is_what_its_phase_moved_over_its_time():
     (doc,) = results_io.read(DOC)
     tables = {t.title: t for t in study_tables([doc])}
-    read = tables["replay trace read"]
+    read = tables["replay replayed-trace read"]
     phase = next(p for p in doc.phases if p.phase == "read")
     row = dict(zip(read.columns, read.rows[0], strict=True))
     assert phase.bytes_total == 4 * 4096

@@ -26,7 +26,7 @@ from hpcio.spec import options as spec_options
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import registry
-from hpcio.workloads.replay.workload import Replay
+from hpcio.workloads.replay.workload import Replay, with_data_set
 
 if TYPE_CHECKING:
     from hpcio.runner.world import Comm
@@ -66,7 +66,7 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
     }
     run = RunSpec.build(Replay.name, **settings)
     options.refuse_inapplicable(run, typed_options(args), _options(), "replay")
-    return run.validate()
+    return with_data_set(run.validate())
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
