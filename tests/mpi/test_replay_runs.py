@@ -101,6 +101,7 @@ def test_gaps_none_waits_for_nothing(hpcio, target_dir, file_url, tmp_path):
         (("{dxt}", "-n", "17"), "-n 17: the application ran 16 rank(s); replay it with -n 16"),
         (("{dxt}", "--gaps", "some"), "argument --gaps: invalid choice"),
         (("{dxt}", "--shrink", "0"), "--shrink"),
+        (("{dxt}", "--verify"), "--verify needs a read phase"),  # the log only writes
     ],
 )
 def test_bad_input_is_one_line(hpcio, target_dir, file_url, tmp_path, error_line, args, words):
