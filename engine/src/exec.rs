@@ -14,6 +14,7 @@ use crate::payload::{key_hash, stream_of, Held, Mismatch, Payload};
 use crate::plan::{Op, Plan, Row};
 use crate::requests::Snapshot;
 use crate::target::{Handle, Mode, Receipt, Target, Upload, WriteHint};
+use crate::trace::{Rows, Trace, COMMIT, CREATE};
 use bytes::{Bytes, BytesMut};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,6 +48,8 @@ pub struct Executor {
     failed: bool,
     requests_at_start: Snapshot,
     figures: Figures,
+    /// Every operation, when tracing (--trace); None costs nothing per operation.
+    trace: Option<Trace>,
 }
 
 struct Shared<'a> {
@@ -61,6 +64,9 @@ struct Shared<'a> {
     handles: &'a [Option<Arc<Handle>>],
     stop: &'a AtomicBool,
     bodies: &'a Mutex<Vec<Body>>,
+    tracing: bool,
+    /// Transfers per lane in the batch (a traced lane's rows are reserved for them).
+    share: usize,
 }
 
 /// A lane's aligned buffer, and what it holds of the payload (so a refill may only re-stamp).
@@ -111,6 +117,23 @@ impl Executor {
             bodies: Mutex::new(Vec::new()),
             failed: false,
             figures: Figures::default(),
+            trace: None,
+        }
+    }
+
+    /// Record every operation from now on (see `take_trace`).
+    pub fn trace(&mut self) {
+        self.trace.get_or_insert_with(Trace::default);
+    }
+
+    /// The operations traced so far (None when not tracing), leaving the trace empty.
+    pub fn take_trace(&mut self) -> Option<Trace> {
+        self.trace.as_mut().map(Trace::take)
+    }
+
+    fn traced(&mut self, op: u8, key: &str, start: u64, end: u64) {
+        if let Some(trace) = self.trace.as_mut() {
+            trace.push(op, key, -1, 0, start, end);
         }
     }
 
@@ -164,7 +187,9 @@ impl Executor {
     pub fn begin_shared(&mut self, key: &str, part_bytes: u64) -> Result<String, String> {
         let start = now_ns();
         let outcome = self.target.begin_shared(key);
-        self.figures.opened(self.since_t0(start), self.since_t0(now_ns()));
+        let end = now_ns();
+        self.figures.opened(self.since_t0(start), self.since_t0(end));
+        self.traced(CREATE, key, start, end);
         let id = outcome.map_err(|e| self.fail(format!("start shared upload {key}: {e}")))?;
         self.join_shared(key, &id, part_bytes);
         Ok(id)
@@ -186,7 +211,9 @@ impl Executor {
     pub fn finish_shared(&mut self, key: &str, id: &str, receipts: Vec<Receipt>) -> Result<(), String> {
         let start = now_ns();
         let outcome = self.target.finish_shared(key, id, receipts);
-        self.figures.closed(self.since_t0(start), self.since_t0(now_ns()));
+        let end = now_ns();
+        self.figures.closed(self.since_t0(start), self.since_t0(end));
+        self.traced(COMMIT, key, start, end);
         outcome.map_err(|e| self.fail(format!("complete shared upload {key}: {e}")))
     }
 
@@ -279,6 +306,7 @@ impl Executor {
             Op::Write | Op::Read => unreachable!("transfers are batched"),
         };
         let end = now_ns();
+        self.traced(row.op.code(), key, start, end);
         let (s, e) = (self.since_t0(start), self.since_t0(end));
         match row.op {
             Op::OpenWrite | Op::OpenRead => self.figures.opened(s, e),
@@ -319,6 +347,8 @@ impl Executor {
             handles: &handles,
             stop: &stop,
             bodies: &self.bodies,
+            tracing: self.trace.is_some(),
+            share: (batch.len() as usize).div_ceil(workers),
         };
         // Caller-supplied buffers are cut into one disjoint slice per transfer, in plan order
         // (they hold the transfers' bytes already: a slot per transfer adds under 1% to them).
@@ -351,7 +381,7 @@ impl Executor {
         };
         let lanes = Lanes::new(batch.len(), batch.files(), workers);
         let buffers = &mut self.buffers;
-        let results: Vec<Figures> = if workers == 1 {
+        let results: Vec<(Figures, Option<Rows>)> = if workers == 1 {
             let buf = buffers.first_mut();
             vec![worker(&shared, batch, &slots, &lanes, 0, until, buf)]
         } else {
@@ -370,8 +400,11 @@ impl Executor {
                 handles.into_iter().map(|h| h.join().expect("I/O worker panicked")).collect()
             })
         };
-        for figures in results {
+        for (figures, rows) in results {
             self.figures.merge(figures);
+            if let (Some(trace), Some(rows)) = (self.trace.as_mut(), rows) {
+                trace.append(rows, plan.keys);
+            }
         }
         if stop.load(Ordering::Relaxed) {
             self.failed = true;
@@ -433,8 +466,11 @@ fn worker(
     lane: usize,
     until: Option<u64>,
     mut buf: Option<&mut LaneBuffer>,
-) -> Figures {
+) -> (Figures, Option<Rows>) {
     let mut figures = Figures::default();
+    // Reserved for the lane's share up front, so recording a transfer never allocates (a
+    // time-based run goes round again: its rows grow by doubling).
+    let mut rows = s.tracing.then(|| Rows::with_capacity(s.share));
     // The lane's request body: reserved before the phase, refilled once the target lets go.
     let mut spare = s.bodies.lock().unwrap().pop();
     let mut search = Search::default();
@@ -505,6 +541,9 @@ fn worker(
             Ok(t) => {
                 let (start, end) = (t.start_ns.saturating_sub(s.t0_ns), t.end_ns.saturating_sub(s.t0_ns));
                 figures.transferred(start, end, t.latency_ns, row.length);
+                if let Some(rows) = rows.as_mut() {
+                    rows.push(row.op.code(), row.key, row.offset as i64, row.length, t.start_ns, t.end_ns);
+                }
             }
             Err(Failure::Mismatch(message)) => figures.error(message),
             Err(Failure::Io(e)) => {
@@ -518,7 +557,7 @@ fn worker(
         }
     }
     s.bodies.lock().unwrap().extend(spare);
-    figures
+    (figures, rows)
 }
 
 /// `len` payload bytes of `stream` at `offset` in a buffer the target can own, refilling

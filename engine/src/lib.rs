@@ -18,6 +18,7 @@ pub mod series;
 mod shuffle;
 pub mod target;
 pub mod timeline;
+pub mod trace;
 
 use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
@@ -320,7 +321,8 @@ impl PyExecutor {
 impl PyExecutor {
     /// Buffers of `buffer_bytes` are allocated and touched here, before any clock starts.
     #[new]
-    #[pyo3(signature = (target, *, seed, t0_ns = 0, in_flight = 1, verify = false, buffer_bytes = 0))]
+    /// With `trace`, every operation is kept for take_trace().
+    #[pyo3(signature = (target, *, seed, t0_ns = 0, in_flight = 1, verify = false, buffer_bytes = 0, trace = false))]
     fn new(
         target: &PyTarget,
         seed: u64,
@@ -328,11 +330,15 @@ impl PyExecutor {
         in_flight: usize,
         verify: bool,
         buffer_bytes: usize,
+        trace: bool,
     ) -> Self {
         let mut inner =
             exec::Executor::new(target.inner.clone(), seed, t0_ns, in_flight, verify, target.direct);
         if buffer_bytes > 0 {
             inner.reserve(buffer_bytes);
+        }
+        if trace {
+            inner.trace();
         }
         Self { state: Mutex::new(State::Idle(Box::new(inner))) }
     }
@@ -484,6 +490,38 @@ impl PyExecutor {
     fn figures(&self) -> PyResult<PyFigures> {
         self.with(|inner| PyFigures { inner: inner.figures() })
     }
+
+    /// The operations traced since the last call, as columns (see TraceColumns); None when
+    /// the executor does not trace.
+    fn take_trace<'py>(&self, py: Python<'py>) -> PyResult<Option<TraceColumns<'py>>> {
+        let taken = self.with(|inner| inner.take_trace())?;
+        Ok(taken.map(|t| trace_columns(py, t)))
+    }
+}
+
+/// (file names, op codes (TRACE_OPS), file index, offsets (-1: none), lengths, starts, ends),
+/// times on clock_ns()'s scale. The columns move to numpy without a copy.
+type TraceColumns<'py> = (
+    Vec<String>,
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u64>>,
+);
+
+fn trace_columns(py: Python<'_>, t: trace::Trace) -> TraceColumns<'_> {
+    let r = t.rows;
+    (
+        t.names,
+        PyArray1::from_vec(py, r.ops),
+        PyArray1::from_vec(py, r.keys),
+        PyArray1::from_vec(py, r.offsets),
+        PyArray1::from_vec(py, r.lengths),
+        PyArray1::from_vec(py, r.starts),
+        PyArray1::from_vec(py, r.ends),
+    )
 }
 
 /// Figures for I/O a Python body does itself (h5py, netCDF4, MPI-IO, ...): it times each call
@@ -495,9 +533,15 @@ struct PyRecorder {
 
 #[pymethods]
 impl PyRecorder {
+    /// With `trace`, every recorded operation is kept, with its file and offset.
     #[new]
-    fn new() -> Self {
-        Self { inner: recorder::Recorder::default() }
+    #[pyo3(signature = (*, trace = false))]
+    fn new(trace: bool) -> Self {
+        let mut inner = recorder::Recorder::default();
+        if trace {
+            inner.trace = Some(trace::Trace::default());
+        }
+        Self { inner }
     }
 
     /// Set the phase's t0 (ns, from clock_ns() right after the barrier).
@@ -506,11 +550,27 @@ impl PyRecorder {
     }
 
     /// One operation, "open" | "write" | "read" | "sync" | "close", from `start_ns` to
-    /// `end_ns` (clock_ns()), moving `nbytes` (writes and reads).
-    #[pyo3(signature = (op, start_ns, end_ns, nbytes = 0))]
-    fn record(&mut self, op: &str, start_ns: u64, end_ns: u64, nbytes: u64) -> PyResult<()> {
+    /// `end_ns` (clock_ns()), moving `nbytes` (writes and reads); `file` and `offset` (where
+    /// the caller knows them) go into the trace.
+    #[pyo3(signature = (op, start_ns, end_ns, nbytes = 0, file = None, offset = None))]
+    fn record(
+        &mut self,
+        op: &str,
+        start_ns: u64,
+        end_ns: u64,
+        nbytes: u64,
+        file: Option<&str>,
+        offset: Option<u64>,
+    ) -> PyResult<()> {
         let op = recorder::Recorded::from_name(op).map_err(error::invalid)?;
-        self.inner.record(op, start_ns, end_ns, nbytes).map_err(error::invalid)
+        let file = file.unwrap_or("");
+        self.inner.record_at(op, start_ns, end_ns, nbytes, file, offset).map_err(error::invalid)
+    }
+
+    /// The operations traced since the last call (Executor.take_trace's columns); None when
+    /// the recorder does not trace.
+    fn take_trace<'py>(&mut self, py: Python<'py>) -> Option<TraceColumns<'py>> {
+        self.inner.trace.as_mut().map(|t| trace_columns(py, t.take()))
     }
 
     /// Many operations at once: `ops` as plan op codes (workloads' Op, uint8), the others
@@ -536,7 +596,7 @@ impl PyRecorder {
             recorded.push(recorder::Recorded::from_code(code).map_err(|e| error::invalid(format!("record_many row {i}: {e}")))?);
         }
         for (i, op) in recorded.into_iter().enumerate() {
-            self.inner.record(op, starts[i], ends[i], nbytes[i]).map_err(error::invalid)?;
+            self.inner.record_at(op, starts[i], ends[i], nbytes[i], "", None).map_err(error::invalid)?;
         }
         Ok(())
     }
@@ -689,6 +749,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(payload_check, m)?)?;
     m.add_function(wrap_pyfunction!(plan_operations, m)?)?;
     m.add("REQUEST_KINDS", requests::NAMES.to_vec())?;
+    m.add("TRACE_OPS", trace::NAMES.to_vec())?;
     m.add_class::<PyTarget>()?;
     m.add_class::<PyExecutor>()?;
     m.add_class::<PyFigures>()?;

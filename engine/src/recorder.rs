@@ -7,6 +7,7 @@
 use crate::figures::Figures;
 use crate::plan::Op;
 use crate::requests::Kind;
+use crate::trace::Trace;
 
 /// The operations a Python body times, each the kind of a plan's operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +42,17 @@ impl Recorded {
         })
     }
 
+    /// Its code in a trace (a plan's op code: both opens are an open for reading there).
+    fn code(self) -> u8 {
+        match self {
+            Recorded::Open => Op::OpenRead.code(),
+            Recorded::Write => Op::Write.code(),
+            Recorded::Read => Op::Read.code(),
+            Recorded::Sync => Op::Sync.code(),
+            Recorded::Close => Op::Close.code(),
+        }
+    }
+
     /// The request a POSIX target counts for the same call, so `requests` match a plan's.
     fn kind(self) -> Kind {
         match self {
@@ -57,6 +69,8 @@ impl Recorded {
 pub struct Recorder {
     t0_ns: u64,
     pub figures: Figures,
+    /// Every operation with its file and offset, when tracing (--trace).
+    pub trace: Option<Trace>,
 }
 
 impl Recorder {
@@ -77,6 +91,24 @@ impl Recorder {
             Recorded::Sync | Recorded::Close => self.figures.closed(start, end),
         }
         self.figures.requested(op.kind());
+        Ok(())
+    }
+
+    /// `record`, and when tracing the operation's `file` and `offset` (None: it has none).
+    pub fn record_at(
+        &mut self,
+        op: Recorded,
+        start_ns: u64,
+        end_ns: u64,
+        bytes: u64,
+        file: &str,
+        offset: Option<u64>,
+    ) -> Result<(), String> {
+        self.record(op, start_ns, end_ns, bytes)?;
+        if let Some(trace) = self.trace.as_mut() {
+            let moved = if matches!(op, Recorded::Write | Recorded::Read) { bytes } else { 0 };
+            trace.push(op.code(), file, offset.map_or(-1, |o| o as i64), moved, start_ns, end_ns);
+        }
         Ok(())
     }
 }

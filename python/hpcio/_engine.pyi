@@ -10,6 +10,20 @@ import numpy.typing as npt
 
 #: Storage request kinds the engine counts, in its order (phases[].requests keys).
 REQUEST_KINDS: list[str]
+#: Names of the op codes in a trace (take_trace's second column), by code.
+TRACE_OPS: list[str]
+
+#: take_trace's columns: (file names, op codes (TRACE_OPS), index into the file names,
+#: offsets (-1: none), lengths, starts, ends), times on clock_ns()'s scale.
+TraceColumns = tuple[
+    list[str],
+    npt.NDArray[np.uint8],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
+]
 
 def cancel(cancelled: bool) -> None:
     """Stop (True) every running and later Executor.run after the transfers in flight, or
@@ -118,9 +132,11 @@ class Executor:
         in_flight: int = 1,
         verify: bool = False,
         buffer_bytes: int = 0,
+        trace: bool = False,
     ) -> None:
         """buffer_bytes: allocate and touch in_flight buffers now, before any clock starts
-        (in_flight: no more than the phase's transfers, runner/phase.py lanes())."""
+        (in_flight: no more than the phase's transfers, runner/phase.py lanes()); trace: keep
+        every operation for take_trace()."""
     def start(self, t0_ns: int) -> None:
         """Times from now on are ns since t0_ns (clock_ns() right after the phase barrier)."""
     def expect(self, key: str, writes: int, part_bytes: int) -> None:
@@ -181,20 +197,32 @@ class Executor:
         """Whether a plan is running on it (in the background or in another thread's call)."""
     def figures(self) -> Figures:
         """Everything run so far; times in ns since t0_ns."""
+    def take_trace(self) -> TraceColumns | None:
+        """The operations traced since the last call; None when not tracing."""
 
 class Recorder:
     """Figures for I/O a Python body does itself: time each call with clock_ns() and record
     it; figures() are what a plan doing that I/O would yield."""
 
-    def __init__(self) -> None: ...
+    def __init__(self, *, trace: bool = False) -> None:
+        """trace: keep every recorded operation, with its file and offset, for take_trace()."""
     def start(self, t0_ns: int) -> None:
         """Times recorded from now on are taken relative to t0_ns (clock_ns() after the
         phase barrier)."""
-    def record(self, op: str, start_ns: int, end_ns: int, nbytes: int = 0) -> None:
+    def record(
+        self,
+        op: str,
+        start_ns: int,
+        end_ns: int,
+        nbytes: int = 0,
+        file: str | None = None,
+        offset: int | None = None,
+    ) -> None:
         """One operation: "open" (open span), "write" or "read" (transfer span, bytes, ops,
         latency histogram, timeline, series), "sync" or "close" (close span). Each is also
         counted in requests as a POSIX target counts it ("sync" as "fsync"). ValueError for
-        another op or an end before the start."""
+        another op or an end before the start. `file` and `offset`, where the caller knows
+        them, go into the trace."""
     def record_many(
         self,
         ops: npt.NDArray[np.uint8],
@@ -207,6 +235,8 @@ class Recorder:
     def error(self, message: str) -> None:
         """A failed operation: counted in errors, the first few messages kept."""
     def figures(self) -> Figures: ...
+    def take_trace(self) -> TraceColumns | None:
+        """The operations traced since the last call; None when not tracing."""
 
 def plan_operations(
     ops: npt.NDArray[np.uint8],

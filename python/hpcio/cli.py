@@ -25,6 +25,8 @@ COMMANDS = {
     "env": "hpcio.commands.env",
     "checkpoint": "hpcio.commands.checkpoint",
     "train": "hpcio.commands.train",
+    "trace": "hpcio.commands.trace",
+    "darshan": "hpcio.commands.darshan",
     "replay": "hpcio.commands.replay",
 }
 

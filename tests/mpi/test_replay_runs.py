@@ -115,3 +115,20 @@ def test_bad_input_is_one_line(hpcio, target_dir, file_url, tmp_path, error_line
     assert done.returncode == 2
     assert words in error_line(done)
     assert "Traceback" not in done.stderr
+
+
+def test_a_replays_own_trace_replays_the_same(hpcio, target_dir, file_url, tmp_path):
+    # The log -> a replay traced with --trace -> that trace replayed: the same bytes per rank
+    # and the same access sizes, so hpcio's traces and Darshan's logs are one input.
+    log = darshan_sample("sample-dxt-simple.darshan")
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    done = hpcio("replay", log, "--target", file_url(target_dir), "-n", 2, "--trace",
+                 "-o", first)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    trace = _last(first)["trace"]["directory"]
+    again = hpcio("replay", trace, "--target", file_url(target_dir), "-n", 2, "-o", second)
+    assert again.returncode == 0, again.stderr
+    (before,), (after,) = _last(first)["phases"], _last(second)["phases"]
+    assert after["metrics"]["replayed_from"] == "hpcio-trace"
+    assert [r["bytes"] for r in after["per_rank"]] == [r["bytes"] for r in before["per_rank"]]
+    assert _replayed_buckets(after) == _replayed_buckets(before)

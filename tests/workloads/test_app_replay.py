@@ -67,6 +67,14 @@ def test_an_hpcio_trace_replays_as_such(tmp_path):
     assert len(found.ops) == len(APP)
 
 
+def test_a_traces_ranks_are_its_files_even_a_rank_without_operations(tmp_path):
+    # A replay's trace: rank 1 had nothing to do, and wrote its (empty) file all the same.
+    ops = operations.build([0], ["f"], ["write"], [0], [10], [0], [1])
+    operations.write(tmp_path / operations.rank_file_name(0), ops)
+    operations.write(tmp_path / operations.rank_file_name(1), operations.empty())
+    assert source.load(str(tmp_path)).app_ranks == 2
+
+
 def test_shrink_divides_offsets_and_lengths_keeping_one_byte(tmp_path):
     found = source.load(str(app_trace(tmp_path)), shrink=1024)
     assert int(found.ops.length.min()) == 1  # 50 bytes / 1024

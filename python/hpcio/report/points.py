@@ -11,7 +11,7 @@ from hpcio.units import format_bytes
 
 #: Spec fields that do not change what is measured: how often it ran, whether files were
 #: kept afterwards, which payload bytes went out.
-IGNORED_FIELDS = frozenset({"iterations", "keep", "seed"})
+IGNORED_FIELDS = frozenset({"iterations", "keep", "seed", "trace"})
 
 #: A point's identity: sorted (field, value) pairs, hashable.
 PointKey = tuple[tuple[str, Any], ...]

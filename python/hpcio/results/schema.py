@@ -174,6 +174,9 @@ class ResultDocument:
     #: options, O_DIRECT, free space, read ceiling; an object store's endpoint and credential
     #: source, never a credential); None in older documents.
     storage: dict[str, Any] | None = None
+    #: Where --trace put the run's per-rank operation files (runner/tracing.py): `directory`,
+    #: `format`, `files` (one per rank), `operations` (all ranks); None without --trace.
+    trace: dict[str, Any] | None = None
 
     @property
     def workload(self) -> str:

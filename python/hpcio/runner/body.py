@@ -13,6 +13,7 @@ import numpy as np
 from hpcio import _engine
 from hpcio.runner import choreography, interrupts
 from hpcio.runner.aggregate import RankFigures
+from hpcio.runner.tracing import Tracer
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.workloads.contract import Phase, PythonBody, RankInfo, SharedUploadBody
@@ -63,13 +64,14 @@ class BodyContext:
         self.phase = phase
         self.who = who
         self.target = target
-        self.recorder = _engine.Recorder()
+        self.recorder = _engine.Recorder(trace=run.trace)
         self.metrics: dict[str, Any] = {}
         self._world = world
         self._t0_ns = 0
         self._background: list[_Background] = []
         #: Figures of the plans write_from ran.
         self._written: list[_engine.Figures] = []
+        self._written_traces: list[_engine.TraceColumns | None] = []
         # An executor counts the target's requests since it started, so plans running at
         # once would each count the others'. This one runs nothing: from the phase's start
         # it counts every request this rank's plans made, once.
@@ -92,7 +94,7 @@ class BodyContext:
         if running is None:
             executor = _engine.Executor(
                 self.target, seed=self.run.seed, in_flight=lanes, verify=self.run.verify,
-                buffer_bytes=size,
+                buffer_bytes=size, trace=self.run.trace,
             )  # fmt: skip
             executor.start(self._t0_ns)
             running = _Background(executor, lanes, size)
@@ -105,7 +107,10 @@ class BodyContext:
         `source` (each batch of transfers from its start: one file per plan) instead of the
         payload; its figures join the rank's."""
         executor = _engine.Executor(
-            self.target, seed=self.run.seed, in_flight=max(1, min(in_flight, plan.largest_batch))
+            self.target,
+            seed=self.run.seed,
+            in_flight=max(1, min(in_flight, plan.largest_batch)),
+            trace=self.run.trace,
         )
         executor.start(self._t0_ns)
         interrupts.wait_for(
@@ -113,6 +118,7 @@ class BodyContext:
             settle=True,
         )
         self._written.append(executor.figures())
+        self._written_traces.append(executor.take_trace())
 
     def shared_upload(self, plan: Plan, part_bytes: int) -> None:
         """Collective (every rank calls it, in the same order): each rank's `plan` puts its
@@ -120,11 +126,12 @@ class BodyContext:
         object store, runner/choreography.py); its figures join the rank's."""
         executor = _engine.Executor(
             self.target, seed=self.run.seed, in_flight=1, verify=self.run.verify,
-            buffer_bytes=plan.largest_transfer,
+            buffer_bytes=plan.largest_transfer, trace=self.run.trace,
         )  # fmt: skip
         executor.start(self._t0_ns)
         choreography.shared_object(self._world, executor, SharedUploadBody(plan, part_bytes, 1))
         self._written.append(executor.figures())
+        self._written_traces.append(executor.take_trace())
 
     def path(self, key: str) -> str:
         return os.path.join(self.run.target.path, key)
@@ -144,6 +151,14 @@ class BodyContext:
             kinds[kind] = kinds.get(kind, 0) + count
         return kinds, own.throttled + plans.throttled, own.retried + plans.retried
 
+    def traced(self, tracer: Tracer) -> None:
+        """Hand the body's own operations and its plans' to `tracer`; after figures()."""
+        tracer.add(self.recorder.take_trace())
+        for running in self._background:
+            tracer.add(running.executor.take_trace())
+        for columns in self._written_traces:
+            tracer.add(columns)
+
     def figures(self) -> _engine.Figures:
         """The Recorder's figures with those of every plan run."""
         figures = self.recorder.figures()
@@ -162,6 +177,7 @@ def run_python_body(
     phase: Phase,
     who: RankInfo,
     body: PythonBody,
+    tracer: Tracer | None = None,
 ) -> RankFigures:
     """Barrier, t0, the body on this rank, its figures. An OSError in the body is an error of
     the phase (every rank then fails alike); anything else is a bug and propagates."""
@@ -173,5 +189,7 @@ def run_python_body(
     except OSError as e:
         context.recorder.error(f"{type(e).__name__}: {e}")
     figures = RankFigures.from_engine(who, context.figures(), metrics=context.metrics)
+    if tracer is not None:
+        context.traced(tracer)
     requests, throttled, retried = context.requests()
     return dataclasses.replace(figures, requests=requests, throttled=throttled, retried=retried)

@@ -10,6 +10,7 @@ import os
 from hpcio import _engine
 from hpcio.runner import choreography, interrupts
 from hpcio.runner.aggregate import RankFigures
+from hpcio.runner.tracing import Tracer
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.workloads import striping
@@ -35,7 +36,12 @@ def _executor(
 ) -> _engine.Executor:
     """Buffers of `buffer_bytes` are allocated and touched here, before any clock starts."""
     return _engine.Executor(
-        target, seed=run.seed, in_flight=lanes, verify=run.verify, buffer_bytes=buffer_bytes
+        target,
+        seed=run.seed,
+        in_flight=lanes,
+        verify=run.verify,
+        buffer_bytes=buffer_bytes,
+        trace=run.trace,
     )
 
 
@@ -46,8 +52,10 @@ def run_phase(
     workload: Workload,
     phase: Phase,
     who: RankInfo,
+    tracer: Tracer | None = None,
 ) -> RankFigures:
     """Run `phase` of `workload` on this rank, timed from the phase barrier (IOR's semantics).
+    With a tracer (--trace), the phase's operations go to it after the phase.
 
     Bodies, plans and buffers are made before the barrier, so none counts as I/O time.
     """
@@ -61,7 +69,7 @@ def run_phase(
     if isinstance(body, PythonBody):
         from hpcio.runner.body import run_python_body
 
-        return run_python_body(world, target, run, phase, who, body)
+        return run_python_body(world, target, run, phase, who, body, tracer)
     if isinstance(body, CollectBody):
         # A contributor's data goes by message: it needs no buffer of the engine's.
         collector = who.rank == body.collector
@@ -75,6 +83,7 @@ def run_phase(
         t0_ns = _engine.clock_ns()
         executor.start(t0_ns)
         extra = choreography.collect(world, executor, run, phase, who, body, t0_ns)
+        _traced(tracer, executor)
         return RankFigures.from_engine(who, executor.figures(), extra)
     if isinstance(body, SharedUploadBody):
         plan = body.plan
@@ -84,6 +93,7 @@ def run_phase(
         world.barrier()
         executor.start(_engine.clock_ns())
         choreography.shared_object(world, executor, body)
+        _traced(tracer, executor)
         return RankFigures.from_engine(who, executor.figures())
     assert isinstance(body, PlanBody)
     plan = body.plan
@@ -99,4 +109,10 @@ def run_phase(
         lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, until_ns=until_ns),
         settle=True,
     )
+    _traced(tracer, executor)
     return RankFigures.from_engine(who, executor.figures())
+
+
+def _traced(tracer: Tracer | None, executor: _engine.Executor) -> None:
+    if tracer is not None:
+        tracer.add(executor.take_trace())

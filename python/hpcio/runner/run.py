@@ -13,7 +13,7 @@ import hpcio
 from hpcio import _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
 from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
-from hpcio.runner import ceiling, interrupts, journal, lock, machine, resources
+from hpcio.runner import ceiling, interrupts, journal, lock, machine, resources, tracing
 from hpcio.runner.aggregate import phase_figures, summarize
 from hpcio.runner.cleanup import remove_empty_directories, written_keys
 from hpcio.runner.pagecache import (
@@ -122,9 +122,11 @@ def execute(
     progress: Progress | None = None,
     checkpoint: Checkpoint | None = None,
     interrupted: Callable[[], None] | None = None,
+    trace_root: str | None = None,
 ) -> ResultDocument | None:
     """Run `run` on every rank of `world`; rank 0 gets the document, the others None.
-    `interrupted` is called first when a signal stops the run, before its files go.
+    `interrupted` is called first when a signal stops the run, before its files go. With
+    --trace, every rank writes its operations under `trace_root` (runner/tracing.py).
 
     Raises:
         TargetError: the target failed its probe (on every rank alike).
@@ -157,6 +159,8 @@ def execute(
     target.warm(requests_in_flight(run))
     figures: list[PhaseFigures] = []
     phases = list(workload.phases(run))
+    tracer = _tracer(world, run, trace_root)
+    traced: dict[str, object] | None = None
     read_ceiling = None if run.target.is_object_store else ceiling.ceiling(run.target.path)
 
     def document(status: str) -> ResultDocument:
@@ -183,6 +187,7 @@ def execute(
             phases=tuple(figures),
             summary=summarize(figures),
             engine=engine_record(target),
+            trace=traced,
             status=status,
             warnings=read_warnings(cache, figures, topo.nodes, in_ram),
         )
@@ -194,15 +199,15 @@ def execute(
     try:
         prepared = workload.prepare(run)
         if prepared is not None:
-            _phase(world, target, prepared, workload, Phase.WRITE, who, 0)
+            _phase(world, target, prepared, workload, Phase.WRITE, who, 0, tracer)
         for iteration in range(run.iterations):
             laid_out = workload.lay_out(run)
             if laid_out is not None:
-                _phase(world, target, laid_out, workload, Phase.WRITE, who, iteration)
+                _phase(world, target, laid_out, workload, Phase.WRITE, who, iteration, tracer)
             for phase in phases:
                 if phase is Phase.READ and run.drop_caches:
                     _drop_caches(world, who)
-                result = _phase(world, target, run, workload, phase, who, iteration)
+                result = _phase(world, target, run, workload, phase, who, iteration, tracer)
                 if result is not None:
                     figures.append(result)
                     if progress:
@@ -212,6 +217,7 @@ def execute(
             if checkpoint is not None and world.rank == 0:
                 checkpoint(document("interrupted"))
     except KeyboardInterrupt:
+        _write_trace(tracer)
         # Say it before removing: mpiexec may SIGKILL a rank 1 s after its SIGTERM, and
         # removing files with dirty pages can take that long.
         if interrupted is not None:
@@ -220,15 +226,37 @@ def execute(
             _remove_after_interrupt(world, target, run)
         raise
     except BaseException:
+        _write_trace(tracer)
         if not run.keep and run.writes and not rewrites:
             _remove(world, target, run)
         raise
     if not run.keep and run.writes and not rewrites:
         _remove(world, target, run)
+    if tracer is not None:
+        counts = world.gather(tracer.write())
+        if counts is not None:
+            traced = tracing.record(tracer.directory, world.size, sum(counts))
 
     if world.rank != 0:
         return None
     return document("complete")
+
+
+def _tracer(world: Comm, run: RunSpec, root: str | None) -> tracing.Tracer | None:
+    """This rank's tracer (None without --trace), its origin read right after a barrier."""
+    if not run.trace:
+        return None
+    name = world.bcast(tracing.run_id(run) if world.rank == 0 else None)
+    directory = os.path.join(root or tracing.root_for(None), name)
+    world.barrier()
+    return tracing.Tracer(world.rank, _engine.clock_ns(), directory, run)
+
+
+def _write_trace(tracer: tracing.Tracer | None) -> None:
+    """A stopped or failed run's trace, as far as it got (each rank alone: no collective)."""
+    if tracer is not None:
+        with contextlib.suppress(OSError):
+            tracer.write()
 
 
 def engine_record(target: _engine.Target) -> dict[str, object]:
@@ -267,9 +295,10 @@ def _phase(
     phase: Phase,
     who: RankInfo,
     iteration: int,
+    tracer: tracing.Tracer | None = None,
 ) -> PhaseFigures | None:
     """One phase on all ranks; rank 0 gets the figures. Any rank's error fails every rank."""
-    mine = run_phase(world, target, run, workload, phase, who)
+    mine = run_phase(world, target, run, workload, phase, who, tracer)
     everyone = world.gather(mine)
     figures, failure = None, None
     if everyone is not None:

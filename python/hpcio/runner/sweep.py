@@ -9,6 +9,7 @@ from hpcio.results import io as results_io
 from hpcio.results.schema import ResultDocument
 from hpcio.runner.cleanup import finished_iterations, say_kept
 from hpcio.runner.run import Progress, execute
+from hpcio.runner.tracing import root_for
 from hpcio.runner.world import Comm, launched_by_hpcio
 from hpcio.spec.model import RunSpec
 from hpcio.spec.sweep import pending
@@ -40,7 +41,14 @@ def run_all(
                 say_kept(line.path, finished_iterations(kept) if kept else 0)
                 sys.stderr.flush()
 
-        doc = execute(world, spec, progress, line.write if line else None, interrupted)
+        doc = execute(
+            world,
+            spec,
+            progress,
+            line.write if line else None,
+            interrupted,
+            trace_root=root_for(output),
+        )
         if doc is not None:
             if line is not None:
                 line.write(doc)

@@ -50,6 +50,13 @@ class RunSpec:
         help="root: write back and drop the page cache on every node before each read phase "
         "(/proc/sys/vm/drop_caches), so reads come from storage",
     )  # fmt: skip
+    #: Record every operation of every rank (runner/tracing.py), each rank to its own file
+    #: beside the results (docs/trace.md).
+    trace: bool = option(
+        "--trace", kind=FLAG, default=False, measures=False,
+        help="record every operation (rank, file, op, offset, length, start, end), one file "
+        "per rank beside the results: RESULTS.trace/RUN/ (without -o: ./hpcio-trace/RUN/)",
+    )  # fmt: skip
     #: Lustre layout of every file the run creates (workloads/striping.py says how it is set:
     #: `lfs setstripe` where lfs exists, else the MPI-IO hints striping_factor/striping_unit).
     stripe_count: int | None = option(

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from hpcio.trace.operations import TraceError
@@ -24,13 +28,28 @@ def open_log(log_path: str | os.PathLike):
         import darshan
     except ImportError:
         raise TraceError(MISSING) from None
-    with open(path, "rb") as handle:
-        head = handle.read(8)
-    # Every Darshan log starts with its version string "darshan-logs/..." or a gzip/bzip2
-    # region; pydarshan's C library aborts the process on some garbage instead of raising.
-    if not head:
+    if path.stat().st_size == 0:
         raise TraceError(f"{path}: empty file, not a Darshan log")
+    with _quiet_stderr():
+        try:
+            return darshan.DarshanReport(str(path), read_all=True)
+        except Exception:  # pydarshan raises bare RuntimeError/ValueError/OSError
+            pass
+        # The half-made report complains again when collected: let it do so here, quietly.
+        gc.collect()
+    raise TraceError(f"{path}: not a readable Darshan log")
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """darshan-util's C library prints its own "Error: ..." lines on file descriptor 2; the
+    one line hpcio prints says the same."""
+    sys.stderr.flush()
+    saved = os.dup(2)
     try:
-        return darshan.DarshanReport(str(path), read_all=True)
-    except Exception as error:  # pydarshan raises bare RuntimeError/ValueError/OSError
-        raise TraceError(f"{path}: not a readable Darshan log ({error})") from None
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

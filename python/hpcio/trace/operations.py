@@ -141,8 +141,10 @@ def load_file(path: Path) -> Operations:
                 start_ns=archive["start_ns"],
                 end_ns=archive["end_ns"],
             )
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as error:
-        raise TraceError(f"{path}: not an hpcio trace file ({error})") from None
+    except (ValueError, KeyError, zipfile.BadZipFile, EOFError):
+        raise TraceError(f"{path}: not an hpcio trace file (rank-NNNNN{SUFFIX})") from None
+    except OSError as error:
+        raise TraceError(f"{path}: cannot read ({error.strerror or error})") from None
 
 
 def from_darshan_dxt(log_path: str | os.PathLike) -> Operations | None:

@@ -111,22 +111,24 @@ def _write(context: Context) -> None:
         key = file_key(rank, index)
         t = _engine.clock_ns()
         fd = os.open(context.path(key), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        recorder.record("open", t, _engine.clock_ns())
+        recorder.record("open", t, _engine.clock_ns(), file=key)
         try:
             for offset in range(0, p.file_size_bytes, p.block_bytes):
                 _engine.payload_fill(buffer, run.seed, rank, key, offset)
                 t = _engine.clock_ns()
                 os.pwrite(fd, buffer.data, offset)
-                recorder.record("write", t, _engine.clock_ns(), p.block_bytes)
+                recorder.record(
+                    "write", t, _engine.clock_ns(), p.block_bytes, file=key, offset=offset
+                )
                 calls += 1
             if run.fsync:
                 t = _engine.clock_ns()
                 os.fsync(fd)
-                recorder.record("sync", t, _engine.clock_ns())
+                recorder.record("sync", t, _engine.clock_ns(), file=key)
         finally:
             t = _engine.clock_ns()
             os.close(fd)
-            recorder.record("close", t, _engine.clock_ns())
+            recorder.record("close", t, _engine.clock_ns(), file=key)
     context.metrics["python_calls"] = calls
 
 
@@ -138,19 +140,19 @@ def _read(context: Context) -> None:
         key = file_key(rank, index)
         t = _engine.clock_ns()
         fd = os.open(context.path(key), os.O_RDONLY)
-        recorder.record("open", t, _engine.clock_ns())
+        recorder.record("open", t, _engine.clock_ns(), file=key)
         try:
             for offset in range(0, p.file_size_bytes, p.block_bytes):
                 t = _engine.clock_ns()
                 data = os.pread(fd, p.block_bytes, offset)
-                recorder.record("read", t, _engine.clock_ns(), len(data))
+                recorder.record("read", t, _engine.clock_ns(), len(data), file=key, offset=offset)
                 calls += 1
                 if run.verify:
                     _check(context, key, data, offset)
         finally:
             t = _engine.clock_ns()
             os.close(fd)
-            recorder.record("close", t, _engine.clock_ns())
+            recorder.record("close", t, _engine.clock_ns(), file=key)
     context.metrics["python_calls"] = calls
 
 

@@ -60,18 +60,18 @@ def _collector(collect: CollectBody, layout: Layout, phase: Phase, context: Cont
             context.path(collect.key), MPI.COMM_SELF, info, create=writing,
             size=collect.file_bytes, chunk=layout.chunk_bytes, collective=False,
         )  # fmt: skip
-        recorder.record("open", start, clock())
+        recorder.record("open", start, clock(), file=collect.key)
         if writing:
             _collect_and_write(collect, pieces, buffers, opened, context, comm)
             if any(op == Op.SYNC for op in collect.plan.ops.tolist()):
                 start = clock()
                 opened.sync()
-                recorder.record("sync", start, clock())
+                recorder.record("sync", start, clock(), file=collect.key)
         else:
             _read_and_scatter(collect, pieces, buffers, reader_of, opened, context, comm)
         start = clock()
         opened.close()
-        recorder.record("close", start, clock())
+        recorder.record("close", start, clock(), file=collect.key)
     except library.Error as e:
         raise OSError(f"{layout.api} {collect.key}: {e}") from None
     finally:
@@ -105,7 +105,7 @@ def _collect_and_write(collect, pieces, buffers, opened, context: Context, comm)
             data = buffer_of[k][:length]
         start = clock()
         opened.write(offset, data)
-        recorder.record("write", start, clock(), length)
+        recorder.record("write", start, clock(), length, file=collect.key, offset=offset)
 
 
 def _read_and_scatter(collect, pieces, buffers, reader_of, opened, context: Context, comm) -> None:
@@ -121,7 +121,7 @@ def _read_and_scatter(collect, pieces, buffers, reader_of, opened, context: Cont
         start = clock()
         # The bytes read: the buffer, or an array of the library's own (netcdf).
         data = opened.read(offset, buffers[slot][:length])
-        recorder.record("read", start, clock(), length)
+        recorder.record("read", start, clock(), length, file=collect.key, offset=offset)
         if reader_of[writer] == collect.collector:
             if context.run.verify:
                 check(context, collect.key, data, writer, offset)

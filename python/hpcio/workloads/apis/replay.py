@@ -106,7 +106,7 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
                     context.path(key), comm, info, create=op == Op.OPEN_WRITE, size=size,
                     chunk=layout.chunk_bytes, collective=layout.collective,
                 )  # fmt: skip
-                recorder.record("open", start, clock())
+                recorder.record("open", start, clock(), file=key)
                 if layout.hints and "mpiio_hints_in_effect" not in context.metrics:
                     held = files[index].hints_in_effect(layout.hints)
                     if held is not None:
@@ -116,18 +116,18 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
                 _engine.payload_fill(data, run.seed, writer, key, offset)
                 start = clock()  # the payload is made outside the call, as the engine does
                 files[index].write(offset, data)
-                recorder.record("write", start, clock(), length)
+                recorder.record("write", start, clock(), length, file=key, offset=offset)
             elif op == Op.READ:
                 data = files[index].read(offset, buffer[:length])
-                recorder.record("read", start, clock(), length)
+                recorder.record("read", start, clock(), length, file=key, offset=offset)
                 if run.verify:
                     check(context, key, data, writer, offset)
             elif op == Op.SYNC:
                 files[index].sync()
-                recorder.record("sync", start, clock())
+                recorder.record("sync", start, clock(), file=key)
             elif op == Op.CLOSE:
                 files.pop(index).close()
-                recorder.record("close", start, clock())
+                recorder.record("close", start, clock(), file=key)
         except library.Error as e:
             raise OSError(f"{layout.api} {Op(op).name.lower()} {key}: {e}") from None
     info.Free()

@@ -69,7 +69,11 @@ def _read(path: Path) -> Source:
             ops = operations.load(path)
         except operations.TraceError as e:
             raise SpecError(str(e)) from None
-        return Source(ops, HPCIO_TRACE, int(ops.rank.max()) + 1 if len(ops) else 1)
+        # A rank that made no operation still wrote its file: the files say how many ran.
+        files = path.rglob(f"rank-*{operations.SUFFIX}") if path.is_dir() else [path]
+        numbers = [int(f.stem[5:]) for f in files if f.stem[5:].isdigit()]
+        ranks = max([*numbers, int(ops.rank.max()) if len(ops) else 0]) + 1
+        return Source(ops, HPCIO_TRACE, ranks)
     from hpcio.trace.darshanlog import open_log
 
     if not _darshan_header(path):
