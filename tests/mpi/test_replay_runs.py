@@ -98,6 +98,8 @@ def test_gaps_none_waits_for_nothing(hpcio, target_dir, file_url, tmp_path):
         (("/nonexistent/app.darshan",), "/nonexistent/app.darshan: no such file"),
         (("{bad}",), "bad.darshan: not a Darshan log or an hpcio trace (no Darshan header)"),
         (("{cut}",), "cut.darshan: not a readable Darshan log"),
+        (("{empty}",), "no trace files"),
+        (("{noposix}",), "noposix.darshan: the log has neither DXT segments nor POSIX counters"),
         (("{dxt}", "-n", "17"), "-n 17: the application ran 16 rank(s); replay it with -n 16"),
         (("{dxt}", "--gaps", "some"), "argument --gaps: invalid choice"),
         (("{dxt}", "--shrink", "0"), "--shrink"),
@@ -110,7 +112,10 @@ def test_bad_input_is_one_line(hpcio, target_dir, file_url, tmp_path, error_line
     dxt = str(darshan_sample("sample-dxt-simple.darshan"))
     cut = tmp_path / "cut.darshan"  # a log's header, and nothing after it
     cut.write_bytes(darshan_sample("sample-dxt-simple.darshan").read_bytes()[:200])
-    args = [a.format(bad=bad, dxt=dxt, cut=cut) for a in args]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    noposix = darshan_sample("noposix.darshan")
+    args = [a.format(bad=bad, dxt=dxt, cut=cut, empty=empty, noposix=noposix) for a in args]
     done = hpcio("replay", *args, "--target", file_url(target_dir))
     assert done.returncode == 2
     assert words in error_line(done)
