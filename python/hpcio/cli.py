@@ -28,6 +28,7 @@ COMMANDS = {
     "template": "hpcio.commands.template",
     "trace": "hpcio.commands.trace",
     "darshan": "hpcio.commands.darshan",
+    "replay": "hpcio.commands.replay",
 }
 
 

@@ -8,6 +8,7 @@ from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.workloads import registry
 from hpcio.workloads.profiles import storage
+from replay_logs import app_trace
 from specs import run_spec
 
 PATTERNS = ["sfsw", "sfmw", "mfmw", "sfmr", "mfmr"]
@@ -59,11 +60,12 @@ def test_own_keys_are_what_clean_may_remove():
 
 
 @pytest.mark.parametrize("name", registry.names())
-def test_each_workload_s_params_round_trip_through_a_document(name):
+def test_each_workload_s_params_round_trip_through_a_document(name, tmp_path):
     workload = registry.get(name)
     model = getattr(workload, "model", None)  # a checkpoint runs at its model's ranks
     ranks = model.ranks if model is not None else 2
-    run = run_spec(name, ranks=ranks, size_per_rank_bytes=2 * MiB, transfer_bytes=MiB)
+    log = str(app_trace(tmp_path))  # what a replay replays
+    run = run_spec(name, ranks=ranks, size_per_rank_bytes=2 * MiB, transfer_bytes=MiB, log=log)
     assert isinstance(run.params, workload.params)
     assert dataclasses.is_dataclass(run.params)
     first = dataclasses.fields(run.params)[0].name

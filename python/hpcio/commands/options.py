@@ -88,7 +88,8 @@ def _phases(run: RunSpec) -> tuple[Phase, ...]:
     """The timed phases (checked against the documented orders later, by validate)."""
     if run.phases is not None:
         return tuple(Phase(p) for p in run.phases if p in tuple(Phase))
-    return registry.get(run.workload).own_phases
+    # The workload's own: a replay's are the ones its log has.
+    return registry.get(run.workload).phases(run)
 
 
 def _phases_named(run: RunSpec) -> str:

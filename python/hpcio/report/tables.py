@@ -96,7 +96,10 @@ def _table(group: _Group, varying: Sequence[str]) -> Table:
     title = f"{group.pattern} {phase}"
     if varying:
         title += ": " + ", ".join(describe(fields, [name]) for name in varying)
-    timed = is_time_based(group.docs[0].run)
+    # A time-based run's phases, and a replay's, move other than File Size: show what moved.
+    timed = is_time_based(group.docs[0].run) or not registry.moves_data_set(
+        str(group.docs[0].run["workload"])
+    )
     urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))
     cells: dict[tuple[int, int], dict[str, list[ResultDocument]]] = {}
     for doc in group.docs:
@@ -159,7 +162,13 @@ def failed_requests(doc: ResultDocument, phase: str) -> int:
 
 def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> tuple[str, ...]:
     notes = []
-    if timed:
+    if timed and not is_time_based(group.docs[0].run):
+        notes.append(
+            "Moved Per Iteration is the bytes the phase read or wrote (all ranks, mean over "
+            "iterations), File Size what its files hold; Bandwidth is Moved Per Iteration / "
+            "Latency"
+        )
+    elif timed:
         seconds = group.docs[0].settings["duration_s"]
         notes.append(
             f"time-based: each phase repeated its transfers for {seconds:g} s over files of "

@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 
 from hpcio import _engine
-from hpcio.runner import interrupts
+from hpcio.runner import choreography, interrupts
 from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.cpu import CpuClock
 from hpcio.runner.tracing import Tracer
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
-from hpcio.workloads.contract import Phase, PythonBody, RankInfo
+from hpcio.workloads.contract import Phase, PythonBody, RankInfo, SharedUploadBody
 from hpcio.workloads.plans import Plan
 
 
@@ -120,6 +120,19 @@ class BodyContext:
             lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, source=source),
             settle=True,
         )
+        self._written.append(executor.figures())
+        self._written_traces.append(executor.take_trace())
+
+    def shared_upload(self, plan: Plan, part_bytes: int) -> None:
+        """Collective (every rank calls it, in the same order): each rank's `plan` puts its
+        parts of one object, an upload or block list rank 0 starts and completes (N-1 on an
+        object store, runner/choreography.py); its figures join the rank's."""
+        executor = _engine.Executor(
+            self.target, seed=self.run.seed, in_flight=1, verify=self.run.verify,
+            buffer_bytes=plan.largest_transfer, trace=self.run.trace,
+        )  # fmt: skip
+        executor.start(self._t0_ns)
+        choreography.shared_object(self._world, executor, SharedUploadBody(plan, part_bytes, 1))
         self._written.append(executor.figures())
         self._written_traces.append(executor.take_trace())
 

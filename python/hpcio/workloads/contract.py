@@ -143,6 +143,12 @@ class Context(Protocol):
         of transfers from its start) instead of the payload; its figures join the phase's."""
         ...
 
+    def shared_upload(self, plan: Plan, part_bytes: int) -> None:
+        """Collective: every rank's `plan` puts its parts (offset / part_bytes) of one object
+        that rank 0's upload (or block list) starts and completes; its figures join the
+        phase's."""
+        ...
+
     def path(self, key: str) -> str:
         """The local path of `key` on a POSIX target."""
         ...
@@ -239,6 +245,9 @@ class Workload:
     #: Its study plots bandwidth against the global data size (all ranks' bytes), not the
     #: size per rank: reports add that figure for its documents.
     sized_globally: bool = False
+    #: Each phase moves the whole data set (its files' size); False where a phase moves what
+    #: it moves (a replay's reads): tables then divide the bytes moved by the time.
+    moves_data_set: bool = True
 
     def phases(self, run: RunSpec) -> tuple[Phase, ...]:
         """The timed phases of `run`, in order."""

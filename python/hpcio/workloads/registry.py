@@ -11,6 +11,7 @@ from hpcio.spec.options import Option, declared
 from hpcio.workloads import checkpoint, listing, netcdf_codes, patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
+from hpcio.workloads.replay.workload import Replay
 from hpcio.workloads.seismic import imaging, volume
 from hpcio.workloads.training import unet3d
 
@@ -25,6 +26,7 @@ _REGISTERED: tuple[Workload, ...] = (
     volume.Volume(),
     imaging.Imaging(),
     unet3d.Unet3d(), unet3d.Unet3dDatagen(),
+    Replay(),
 )  # fmt: skip
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in _REGISTERED}
@@ -119,3 +121,9 @@ def family_of(workload: str) -> str:
     """Which report tables a workload's documents go to ("" for a workload not known here)."""
     found = WORKLOADS.get(workload)
     return found.family if found else ""
+
+
+def moves_data_set(workload: str) -> bool:
+    """Whether each phase of a workload's documents moves its whole data set."""
+    found = WORKLOADS.get(workload)
+    return found is None or found.moves_data_set
