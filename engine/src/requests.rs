@@ -67,7 +67,7 @@ pub fn failure_of_status(status: u16) -> Option<usize> {
         502 => Some(2),
         503 => Some(3),
         504 => Some(4),
-        500..=599 => Some(5),
+        501 | 505..=599 => Some(5),
         _ => None,
     }
 }
