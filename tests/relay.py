@@ -53,3 +53,12 @@ class Relay:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def answer(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+    """Answer a request in the store's place: `status` and an XML error `body`."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/xml")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)

@@ -6,7 +6,7 @@ import json
 import threading
 
 import pytest
-from relay import Relay
+from relay import Relay, answer
 from test_throttling import SLOW_DOWN
 
 pytestmark = pytest.mark.mpi
@@ -55,11 +55,7 @@ class ListThrottlingProxy(Relay):
                 throttled = self.lists % 2 == 1
                 self.throttled += throttled
             if throttled:
-                handler.send_response(503)
-                handler.send_header("Content-Type", "application/xml")
-                handler.send_header("Content-Length", str(len(SLOW_DOWN)))
-                handler.end_headers()
-                handler.wfile.write(SLOW_DOWN)
+                answer(handler, 503, SLOW_DOWN)
             return throttled
 
         super().__init__(backend_port, throttle)

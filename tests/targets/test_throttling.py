@@ -8,7 +8,7 @@ import struct
 import threading
 
 import pytest
-from relay import Relay
+from relay import Relay, answer
 
 pytestmark = pytest.mark.mpi
 
@@ -32,11 +32,7 @@ class ThrottlingProxy(Relay):
                 throttled = count[0] % every == 0
                 self.throttled += throttled
             if throttled:
-                handler.send_response(503)
-                handler.send_header("Content-Type", "application/xml")
-                handler.send_header("Content-Length", str(len(SLOW_DOWN)))
-                handler.end_headers()
-                handler.wfile.write(SLOW_DOWN)
+                answer(handler, 503, SLOW_DOWN)
             return throttled
 
         super().__init__(backend_port, throttle)
@@ -105,11 +101,7 @@ class FailingStore(Relay):
                 handler.connection.close()
                 return True
             status, error = ERRORS[cause]
-            handler.send_response(status)
-            handler.send_header("Content-Type", "application/xml")
-            handler.send_header("Content-Length", str(len(error)))
-            handler.end_headers()
-            handler.wfile.write(error)
+            answer(handler, status, error)
             return True
 
         super().__init__(backend_port, fail_once)
