@@ -21,7 +21,7 @@ pub mod target;
 pub mod timeline;
 pub mod trace;
 
-use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::collections::BTreeMap;
@@ -743,6 +743,53 @@ fn payload_fill(
     Ok(())
 }
 
+/// A write buffer of a Python body's own I/O calls, filled with the payload of each transfer
+/// as the engine's lanes fill theirs: when it already holds the pool bytes of the transfer's
+/// position and length (1 MiB transfers at 1 MiB offsets, in any file), only the stamps are
+/// rewritten, one word per 4 KiB instead of every byte. Python sees it only through `view`,
+/// which is read-only, so nothing but `fill` writes into it.
+#[pyclass(name = "PayloadBuffer", module = "hpcio._engine")]
+struct PyPayloadBuffer {
+    payload: Arc<payload::Payload>,
+    buffer: Py<PyArray1<u8>>,
+    view: Py<PyAny>,
+    held: payload::Held,
+}
+
+#[pymethods]
+impl PyPayloadBuffer {
+    #[new]
+    fn new(py: Python<'_>, seed: u64, capacity: usize) -> PyResult<Self> {
+        let buffer = PyArray1::<u8>::zeros(py, capacity, false);
+        let view = buffer.call_method0("view")?;
+        view.getattr("flags")?.setattr("writeable", false)?;
+        Ok(Self {
+            payload: payload::for_seed(seed),
+            buffer: buffer.unbind(),
+            view: view.unbind(),
+            held: payload::Held::default(),
+        })
+    }
+
+    /// The whole buffer, read-only; after `fill`, `view[:length]` is the transfer's data.
+    #[getter]
+    fn view(&self, py: Python<'_>) -> Py<PyAny> {
+        self.view.clone_ref(py)
+    }
+
+    /// Make the first `length` bytes `writer`'s payload of `key` from `offset`.
+    fn fill(&mut self, py: Python<'_>, writer: u32, key: &str, offset: u64, length: usize) -> PyResult<()> {
+        let mut array = self.buffer.bind(py).readwrite();
+        let slice = array.as_slice_mut().map_err(|e| error::invalid(e.to_string()))?;
+        let Some(dst) = slice.get_mut(..length) else {
+            return Err(error::invalid(format!("{length} bytes do not fit the buffer's {}", slice.len())));
+        };
+        let stream = payload::stream_id(writer, key);
+        self.payload.refill(stream, offset, dst, &mut self.held);
+        Ok(())
+    }
+}
+
 /// The first (offset, expected, found) where `buf` differs from the payload, or None.
 #[pyfunction]
 fn payload_check(
@@ -779,5 +826,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyExecutor>()?;
     m.add_class::<PyFigures>()?;
     m.add_class::<PyRecorder>()?;
+    m.add_class::<PyPayloadBuffer>()?;
     Ok(())
 }

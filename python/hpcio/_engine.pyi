@@ -277,6 +277,19 @@ def histogram_merge(parts: list[bytes]) -> bytes:
 def histogram_summary(encoded: bytes, quantiles: list[float]) -> dict[str, Any]:
     """count, min_ns, max_ns, mean_ns and quantiles_ns (values at each quantile in 0..1)."""
 
+class PayloadBuffer:
+    """A write buffer of a Python body's own calls, filled with the payload of each transfer:
+    when it already holds the pool bytes of the transfer's position and length, only the
+    stamps are rewritten (as the engine's lanes refill theirs)."""
+
+    def __init__(self, seed: int, capacity: int) -> None: ...
+    @property
+    def view(self) -> npt.NDArray[np.uint8]:
+        """The whole buffer, read-only; after fill(), view[:length] is the transfer's data."""
+    def fill(self, writer: int, key: str, offset: int, length: int) -> None:
+        """Make the first `length` bytes `writer`'s payload of `key` from `offset`
+        (ValueError past the capacity)."""
+
 def payload_fill(buf: npt.NDArray[np.uint8], seed: int, writer: int, key: str, offset: int) -> None:
     """Fill buf with writer's payload for key starting at file offset."""
 

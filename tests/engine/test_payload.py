@@ -92,3 +92,34 @@ def test_engine_writes_the_same_bytes(engine_run, target_dir):
         _engine.payload_check(data[64 << 10 :].copy(), SEED, 0, "hpcio-shared.dat", 64 << 10)
         is not None
     )
+
+
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize(
+    "transfers",
+    [
+        # 1 MiB at 1 MiB offsets: the pool bytes stay, only the stamps change
+        [(0, "a", k * MIB, MIB) for k in range(4)],
+        # another writer and another file at the same pool position
+        [(0, "a", 0, MIB), (1, "a", MIB, MIB), (0, "b", 2 * MIB, MIB)],
+        # shorter, off the grid, then back on it
+        [(0, "a", 0, MIB), (0, "a", 4096, 5000), (0, "a", 777, MIB - 777), (0, "a", 3 * MIB, MIB)],
+    ],
+)
+def test_payload_buffer_holds_what_a_fresh_fill_would(transfers):
+    payload = _engine.PayloadBuffer(SEED, MIB)
+    for writer, key, offset, length in transfers:
+        payload.fill(writer, key, offset, length)
+        data = payload.view[:length]
+        assert np.array_equal(data, filled(length, offset=offset, writer=writer, key=key))
+        assert _engine.payload_check(data, SEED, writer, key, offset) is None
+
+
+def test_payload_buffer_is_read_only_outside_the_engine():
+    payload = _engine.PayloadBuffer(SEED, 4096)
+    with pytest.raises(ValueError):
+        payload.view[0] = 1
+    with pytest.raises(ValueError, match="do not fit"):
+        payload.fill(WRITER, KEY, 0, 4097)

@@ -147,11 +147,13 @@ def _contributor(
 ) -> Contribution:
     source = who.rank if phase is Phase.WRITE else body.reads_from[who.rank]
     pieces = body.pieces[source]
-    buffer = np.empty(max(length for _, length in pieces), np.uint8)
+    largest = max(length for _, length in pieces)
+    payload = _engine.PayloadBuffer(run.seed, largest) if phase is Phase.WRITE else None
+    buffer = payload.view if payload is not None else np.empty(largest, np.uint8)
     mine = Contribution(start_ns=_engine.clock_ns() - t0_ns)
     for offset, length in pieces:
-        if phase is Phase.WRITE:
-            _engine.payload_fill(buffer[:length], run.seed, who.rank, body.key, offset)
+        if payload is not None:
+            payload.fill(who.rank, body.key, offset, length)
             world.send_bytes(buffer[:length], dest=body.collector, tag=_TAG)
         else:
             world.recv_bytes(buffer[:length], source=body.collector, tag=_TAG)

@@ -105,7 +105,8 @@ class PythonFiles(Workload):
 def _write(context: Context) -> None:
     run, rank, recorder = context.run, context.who.rank, context.recorder
     p = run.params
-    buffer = np.empty(p.block_bytes, np.uint8)
+    payload = _engine.PayloadBuffer(run.seed, p.block_bytes)
+    buffer = payload.view
     calls = 0
     for index in range(p.files):
         key = file_key(rank, index)
@@ -114,7 +115,7 @@ def _write(context: Context) -> None:
         recorder.record("open", t, _engine.clock_ns(), file=key)
         try:
             for offset in range(0, p.file_size_bytes, p.block_bytes):
-                _engine.payload_fill(buffer, run.seed, rank, key, offset)
+                payload.fill(rank, key, offset, p.block_bytes)
                 t = _engine.clock_ns()
                 os.pwrite(fd, buffer.data, offset)
                 recorder.record(

@@ -31,11 +31,13 @@ def _run(collect: CollectBody, layout: Layout, phase: Phase, context: Context) -
     writing = phase is Phase.WRITE
     source = comm.rank if writing else collect.reads_from[comm.rank]
     pieces = collect.pieces[source]
-    buffer = np.empty(max((length for _, length in pieces), default=0), np.uint8)
+    largest = max((length for _, length in pieces), default=0)
+    payload = _engine.PayloadBuffer(context.run.seed, largest) if writing else None
+    buffer = payload.view if payload is not None else np.empty(largest, np.uint8)
     for offset, length in pieces:
         data = buffer[:length]
-        if writing:
-            _engine.payload_fill(data, context.run.seed, source, collect.key, offset)
+        if payload is not None:
+            payload.fill(source, collect.key, offset, length)
             comm.Send(data, dest=collect.collector, tag=_TAG)
         else:
             comm.Recv(data, source=collect.collector, tag=_TAG)
@@ -84,7 +86,7 @@ def _collect_and_write(collect, pieces, buffers, opened, context: Context, comm)
     run, recorder, clock = context.run, context.recorder, _engine.clock_ns
     remote = [k for k, (writer, _, _) in enumerate(pieces) if writer != collect.collector]
     buffer_of = {k: buffers[n % 2] for n, k in enumerate(remote)}
-    own = np.empty_like(buffers[0])
+    own = _engine.PayloadBuffer(run.seed, len(buffers[0]))
     upcoming = iter(remote)
     receiving = {}
 
@@ -97,8 +99,8 @@ def _collect_and_write(collect, pieces, buffers, opened, context: Context, comm)
     receive_next()
     for k, (writer, offset, length) in enumerate(pieces):
         if writer == collect.collector:
-            data = own[:length]
-            _engine.payload_fill(data, run.seed, writer, collect.key, offset)
+            own.fill(writer, collect.key, offset, length)
+            data = own.view[:length]
         else:
             receiving.pop(k).Wait()
             receive_next()  # into the other buffer, while this one is written

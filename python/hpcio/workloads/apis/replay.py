@@ -93,7 +93,11 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
     info = mpi_info(layout.hints)
     run, recorder = context.run, context.recorder
     extents = None if layout.shared else _extents(plan)
-    buffer = np.empty(max(plan.largest_transfer, 1), np.uint8)
+    largest = max(plan.largest_transfer, 1)
+    # Writes go from a buffer the engine re-stamps (bytes that are already the payload stay),
+    # reads into a buffer of their own, which the libraries overwrite.
+    payload = _engine.PayloadBuffer(run.seed, largest)
+    written, buffer = payload.view, np.empty(largest, np.uint8)
     files: dict[int, Any] = {}
     clock = _engine.clock_ns
     for op, index, offset, length, writer in operations(plan):
@@ -112,10 +116,9 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
                     if held is not None:
                         context.metrics["mpiio_hints_in_effect"] = held
             elif op == Op.WRITE:
-                data = buffer[:length]
-                _engine.payload_fill(data, run.seed, writer, key, offset)
+                payload.fill(writer, key, offset, length)
                 start = clock()  # the payload is made outside the call, as the engine does
-                files[index].write(offset, data)
+                files[index].write(offset, written[:length])
                 recorder.record("write", start, clock(), length, file=key, offset=offset)
             elif op == Op.READ:
                 data = files[index].read(offset, buffer[:length])
