@@ -67,6 +67,8 @@ struct Shared<'a> {
     tracing: bool,
     /// Transfers per lane in the batch (a traced lane's rows are reserved for them).
     share: usize,
+    /// Rows each lane may keep (its part of what the trace has room for).
+    trace_room: usize,
 }
 
 /// A lane's aligned buffer, and what it holds of the payload (so a refill may only re-stamp).
@@ -121,9 +123,9 @@ impl Executor {
         }
     }
 
-    /// Record every operation from now on (see `take_trace`).
-    pub fn trace(&mut self) {
-        self.trace.get_or_insert_with(Trace::default);
+    /// Record every operation from now on, up to `limit` of them (see `take_trace`).
+    pub fn trace(&mut self, limit: usize) {
+        self.trace.get_or_insert_with(|| Trace::with_limit(limit));
     }
 
     /// The operations traced so far (None when not tracing), leaving the trace empty.
@@ -349,6 +351,7 @@ impl Executor {
             bodies: &self.bodies,
             tracing: self.trace.is_some(),
             share: (batch.len() as usize).div_ceil(workers),
+            trace_room: self.trace.as_ref().map_or(0, |t| t.room() / workers),
         };
         // Caller-supplied buffers are cut into one disjoint slice per transfer, in plan order
         // (they hold the transfers' bytes already: a slot per transfer adds under 1% to them).
@@ -474,7 +477,7 @@ fn worker(
     let mut figures = Figures::default();
     // Reserved for the lane's share up front, so recording a transfer never allocates (a
     // time-based run goes round again: its rows grow by doubling).
-    let mut rows = s.tracing.then(|| LaneRows::with_capacity(s.share));
+    let mut rows = s.tracing.then(|| LaneRows::new(s.share, s.trace_room));
     // The lane's request body: reserved before the phase, refilled once the target lets go.
     let mut spare = s.bodies.lock().unwrap().pop();
     let mut search = Search::default();

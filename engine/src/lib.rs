@@ -342,8 +342,8 @@ impl PyExecutor {
 impl PyExecutor {
     /// Buffers of `buffer_bytes` are allocated and touched here, before any clock starts.
     #[new]
-    /// With `trace`, every operation is kept for take_trace().
-    #[pyo3(signature = (target, *, seed, t0_ns = 0, in_flight = 1, verify = false, buffer_bytes = 0, trace = false))]
+    /// With `trace`, every operation (up to `trace_limit`) is kept for take_trace().
+    #[pyo3(signature = (target, *, seed, t0_ns = 0, in_flight = 1, verify = false, buffer_bytes = 0, trace = false, trace_limit = trace::DEFAULT_LIMIT))]
     fn new(
         target: &PyTarget,
         seed: u64,
@@ -352,6 +352,7 @@ impl PyExecutor {
         verify: bool,
         buffer_bytes: usize,
         trace: bool,
+        trace_limit: usize,
     ) -> Self {
         let mut inner =
             exec::Executor::new(target.inner.clone(), seed, t0_ns, in_flight, verify, target.direct);
@@ -359,7 +360,7 @@ impl PyExecutor {
             inner.reserve(buffer_bytes);
         }
         if trace {
-            inner.trace();
+            inner.trace(trace_limit);
         }
         Self { state: Mutex::new(State::Idle(Box::new(inner))) }
     }
@@ -521,8 +522,9 @@ impl PyExecutor {
     }
 }
 
-/// (file names, op codes (TRACE_OPS), file index, offsets (-1: none), lengths, starts, ends),
-/// times on clock_ns()'s scale. The columns move to numpy without a copy.
+/// (file names, op codes (TRACE_OPS), file index, offsets (-1: none), lengths, starts, ends,
+/// operations past the limit, not kept), times on clock_ns()'s scale. The columns move to
+/// numpy without a copy.
 type TraceColumns<'py> = (
     Vec<String>,
     Bound<'py, PyArray1<u8>>,
@@ -531,6 +533,7 @@ type TraceColumns<'py> = (
     Bound<'py, PyArray1<u64>>,
     Bound<'py, PyArray1<u64>>,
     Bound<'py, PyArray1<u64>>,
+    u64,
 );
 
 fn trace_columns(py: Python<'_>, t: trace::Trace) -> TraceColumns<'_> {
@@ -543,6 +546,7 @@ fn trace_columns(py: Python<'_>, t: trace::Trace) -> TraceColumns<'_> {
         PyArray1::from_vec(py, r.lengths),
         PyArray1::from_vec(py, r.starts),
         PyArray1::from_vec(py, r.ends),
+        t.dropped,
     )
 }
 
@@ -557,11 +561,11 @@ struct PyRecorder {
 impl PyRecorder {
     /// With `trace`, every recorded operation is kept, with its file and offset.
     #[new]
-    #[pyo3(signature = (*, trace = false))]
-    fn new(trace: bool) -> Self {
+    #[pyo3(signature = (*, trace = false, trace_limit = trace::DEFAULT_LIMIT))]
+    fn new(trace: bool, trace_limit: usize) -> Self {
         let mut inner = recorder::Recorder::default();
         if trace {
-            inner.trace = Some(trace::Trace::default());
+            inner.trace = Some(trace::Trace::with_limit(trace_limit));
         }
         Self { inner }
     }
@@ -822,6 +826,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("REQUEST_KINDS", requests::NAMES.to_vec())?;
     m.add("STORE_FAILURES", requests::FAILURES.to_vec())?;
     m.add("TRACE_OPS", trace::NAMES.to_vec())?;
+    m.add("TRACE_LIMIT", trace::DEFAULT_LIMIT)?;
     m.add_class::<PyTarget>()?;
     m.add_class::<PyExecutor>()?;
     m.add_class::<PyFigures>()?;

@@ -68,10 +68,39 @@ pub struct Traced {
     pub op: u8,
 }
 
-/// A lane's operations, key indices into the plan's key table.
-pub type LaneRows = Vec<Traced>;
+/// Operations a trace keeps unless told otherwise (per executor or recorder; the runner keeps
+/// as many per rank and run): 4 Mi, 160 MiB as lanes record them. A 4 KiB random profile on
+/// tmpfs makes 1.4 M operations a second, so without a bound a traced hour would need about
+/// 200 GB per rank; 4 Mi transfers of 1 MiB are 4 TiB.
+pub const DEFAULT_LIMIT: usize = 1 << 22;
 
-/// A rank's trace: its rows and the table of the files (keys) they name.
+/// A lane's operations, key indices into the plan's key table, up to its room; the rest are
+/// counted, not kept.
+#[derive(Debug, Default)]
+pub struct LaneRows {
+    pub rows: Vec<Traced>,
+    room: usize,
+    pub dropped: u64,
+}
+
+impl LaneRows {
+    /// Reserved for `share` rows (at most `room`), so recording never allocates until a
+    /// time-based run goes round again.
+    pub fn new(share: usize, room: usize) -> Self {
+        Self { rows: Vec::with_capacity(share.min(room)), room, dropped: 0 }
+    }
+
+    #[inline]
+    pub fn push(&mut self, traced: Traced) {
+        if self.rows.len() < self.room {
+            self.rows.push(traced);
+        } else {
+            self.dropped += 1;
+        }
+    }
+}
+
+/// A rank's trace: its rows and the table of the files (keys) they name, up to a limit.
 #[derive(Debug, Default, Clone)]
 pub struct Trace {
     pub names: Vec<String>,
@@ -79,29 +108,49 @@ pub struct Trace {
     pub rows: Rows,
     /// Lanes' rows with the key table they index, folded in by `take`: folding copies every
     /// row, which must not happen between a phase's last transfer and its close.
-    pending: Vec<(LaneRows, Arc<[String]>)>,
+    pending: Vec<(Vec<Traced>, Arc<[String]>)>,
+    /// Rows it may still keep (over every take), and those it could not since the last take.
+    room: usize,
+    pub dropped: u64,
 }
 
 impl Trace {
+    /// A trace that keeps at most `limit` rows.
+    pub fn with_limit(limit: usize) -> Self {
+        Self { room: limit, ..Self::default() }
+    }
+
+    /// Rows it may still keep.
+    pub fn room(&self) -> usize {
+        self.room
+    }
+
     fn intern(&mut self, key: &str) -> u32 {
         intern(&mut self.names, &mut self.index, key)
     }
 
     /// One operation on `key`.
     pub fn push(&mut self, op: u8, key: &str, offset: i64, length: u64, start: u64, end: u64) {
+        if self.room == 0 {
+            self.dropped += 1;
+            return;
+        }
+        self.room -= 1;
         let k = self.intern(key);
         self.rows.push(op, k, offset, length, start, end);
     }
 
     /// A lane's rows, whose key indices are into `keys` (the plan's key table), kept as they
     /// are until `take`.
-    pub fn append(&mut self, rows: LaneRows, keys: Arc<[String]>) {
-        if !rows.is_empty() {
-            self.pending.push((rows, keys));
+    pub fn append(&mut self, lane: LaneRows, keys: Arc<[String]>) {
+        self.dropped += lane.dropped;
+        self.room = self.room.saturating_sub(lane.rows.len());
+        if !lane.rows.is_empty() {
+            self.pending.push((lane.rows, keys));
         }
     }
 
-    fn fold(&mut self, rows: LaneRows, keys: &[String]) {
+    fn fold(&mut self, rows: Vec<Traced>, keys: &[String]) {
         let mut map = vec![u32::MAX; keys.len()];
         let r = &mut self.rows;
         let n = rows.len();
@@ -121,9 +170,10 @@ impl Trace {
         }
     }
 
-    /// Everything traced so far, leaving the trace empty (its key table too).
+    /// Everything traced so far, leaving the trace empty (its key table too) with the room
+    /// it has left.
     pub fn take(&mut self) -> Trace {
-        let mut taken = std::mem::take(self);
+        let mut taken = std::mem::replace(self, Trace::with_limit(self.room));
         // Rows in the order they were recorded: control rows pushed between lanes' batches
         // come first here; readers sort by start time.
         for (rows, keys) in std::mem::take(&mut taken.pending) {
@@ -149,13 +199,12 @@ mod tests {
 
     #[test]
     fn lane_rows_keep_their_files_through_the_key_table() {
-        let mut trace = Trace::default();
+        let mut trace = Trace::with_limit(DEFAULT_LIMIT);
         trace.push(1, "b", -1, 0, 1, 2);
         let plan_keys = vec!["a".to_string(), "b".to_string()];
-        let lane = vec![
-            Traced { op: 3, key: 0, offset: 0, length: 8, start: 3, end: 4 },
-            Traced { op: 3, key: 1, offset: 8, length: 8, start: 5, end: 6 },
-        ];
+        let mut lane = LaneRows::new(2, 2);
+        lane.push(Traced { op: 3, key: 0, offset: 0, length: 8, start: 3, end: 4 });
+        lane.push(Traced { op: 3, key: 1, offset: 8, length: 8, start: 5, end: 6 });
         trace.append(lane, Arc::from(plan_keys));
         assert_eq!(trace.rows.len(), 1, "lanes' rows wait for take()");
         let taken = trace.take();
@@ -164,5 +213,24 @@ mod tests {
         assert_eq!(taken.rows.offsets, [-1, 0, 8]);
         assert_eq!(NAMES[taken.rows.ops[1] as usize], "write");
         assert_eq!((trace.rows.len(), trace.names.len()), (0, 0));
+    }
+
+    #[test]
+    fn rows_past_the_limit_are_counted_not_kept_across_takes() {
+        let mut trace = Trace::with_limit(5);
+        let row = Traced { op: 3, key: 0, offset: 0, length: 8, start: 3, end: 4 };
+        let mut lane = LaneRows::new(10, 3);
+        for _ in 0..4 {
+            lane.push(row);
+        }
+        assert_eq!((lane.rows.len(), lane.dropped), (3, 1));
+        trace.append(lane, Arc::from(vec!["a".to_string()]));
+        trace.push(1, "a", -1, 0, 1, 2);
+        let first = trace.take();
+        assert_eq!((first.rows.len(), first.dropped, trace.room()), (4, 1, 1));
+        trace.push(6, "a", -1, 0, 5, 6);
+        trace.push(6, "a", -1, 0, 7, 8);
+        let second = trace.take();
+        assert_eq!((second.rows.len(), second.dropped, trace.room()), (1, 1, 0));
     }
 }

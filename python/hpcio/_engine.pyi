@@ -13,9 +13,12 @@ REQUEST_KINDS: list[str]
 STORE_FAILURES: list[str]
 #: Names of the op codes in a trace (take_trace's second column), by code.
 TRACE_OPS: list[str]
+#: Operations an executor or recorder keeps by default when tracing (the rest are counted).
+TRACE_LIMIT: int
 
 #: take_trace's columns: (file names, op codes (TRACE_OPS), index into the file names,
-#: offsets (-1: none), lengths, starts, ends), times on clock_ns()'s scale.
+#: offsets (-1: none), lengths, starts, ends, then how many operations past the limit were
+#: not kept), times on clock_ns()'s scale.
 TraceColumns = tuple[
     list[str],
     npt.NDArray[np.uint8],
@@ -24,6 +27,7 @@ TraceColumns = tuple[
     npt.NDArray[np.uint64],
     npt.NDArray[np.uint64],
     npt.NDArray[np.uint64],
+    int,
 ]
 
 def cancel(cancelled: bool) -> None:
@@ -145,10 +149,11 @@ class Executor:
         verify: bool = False,
         buffer_bytes: int = 0,
         trace: bool = False,
+        trace_limit: int = ...,
     ) -> None:
         """buffer_bytes: allocate and touch in_flight buffers now, before any clock starts
         (in_flight: no more than the phase's transfers, runner/phase.py lanes()); trace: keep
-        every operation for take_trace()."""
+        every operation for take_trace(), up to trace_limit (TRACE_LIMIT) over its life."""
     def start(self, t0_ns: int) -> None:
         """Times from now on are ns since t0_ns (clock_ns() right after the phase barrier)."""
     def expect(self, key: str, writes: int, part_bytes: int) -> None:
@@ -216,8 +221,9 @@ class Recorder:
     """Figures for I/O a Python body does itself: time each call with clock_ns() and record
     it; figures() are what a plan doing that I/O would yield."""
 
-    def __init__(self, *, trace: bool = False) -> None:
-        """trace: keep every recorded operation, with its file and offset, for take_trace()."""
+    def __init__(self, *, trace: bool = False, trace_limit: int = ...) -> None:
+        """trace: keep every recorded operation, with its file and offset, for take_trace(),
+        up to trace_limit (TRACE_LIMIT)."""
     def start(self, t0_ns: int) -> None:
         """Times recorded from now on are taken relative to t0_ns (clock_ns() after the
         phase barrier)."""

@@ -249,7 +249,9 @@ class ResultDocument:
     #: source, never a credential); None in older documents.
     storage: dict[str, Any] | None = None
     #: Where --trace put the run's per-rank operation files (runner/tracing.py): `directory`,
-    #: `format`, `files` (one per rank), `operations` (all ranks); None without --trace.
+    #: `format`, `files` (one per rank), `operations` (all ranks' rows kept); where ranks
+    #: reached the limit, `operations_not_kept`, `limit_per_rank` and `ranks_at_limit`; None
+    #: without --trace.
     trace: dict[str, Any] | None = None
 
     @property

@@ -60,12 +60,16 @@ class BodyContext:
         run: RunSpec,
         phase: Phase,
         who: RankInfo,
+        trace_room: int = _engine.TRACE_LIMIT,
     ) -> None:
         self.run = run
+        #: Operations the rank's trace may still keep: the recorder and each executor keep
+        #: no more (runner/tracing.py).
+        self._trace_room = trace_room
         self.phase = phase
         self.who = who
         self.target = target
-        self.recorder = _engine.Recorder(trace=run.trace)
+        self.recorder = _engine.Recorder(trace=run.trace, trace_limit=trace_room)
         self.metrics: dict[str, Any] = {}
         self._world = world
         self._t0_ns = 0
@@ -97,7 +101,7 @@ class BodyContext:
         if running is None:
             executor = _engine.Executor(
                 self.target, seed=self.run.seed, in_flight=lanes, verify=self.run.verify,
-                buffer_bytes=size, trace=self.run.trace,
+                buffer_bytes=size, trace=self.run.trace, trace_limit=self._trace_room,
             )  # fmt: skip
             executor.start(self._t0_ns)
             running = _Background(executor, lanes, size)
@@ -114,6 +118,7 @@ class BodyContext:
             seed=self.run.seed,
             in_flight=max(1, min(in_flight, plan.largest_batch)),
             trace=self.run.trace,
+            trace_limit=self._trace_room,
         )
         executor.start(self._t0_ns)
         interrupts.wait_for(
@@ -130,6 +135,7 @@ class BodyContext:
         executor = _engine.Executor(
             self.target, seed=self.run.seed, in_flight=1, verify=self.run.verify,
             buffer_bytes=plan.largest_transfer, trace=self.run.trace,
+            trace_limit=self._trace_room,
         )  # fmt: skip
         executor.start(self._t0_ns)
         choreography.shared_object(self._world, executor, SharedUploadBody(plan, part_bytes, 1))
@@ -202,7 +208,8 @@ def run_python_body(
 ) -> RankFigures:
     """Barrier, t0, the body on this rank, its figures. An OSError in the body is an error of
     the phase (every rank then fails alike); anything else is a bug and propagates."""
-    context = BodyContext(world, target, run, phase, who)
+    room = _engine.TRACE_LIMIT if tracer is None else tracer.room
+    context = BodyContext(world, target, run, phase, who, room)
     world.barrier()
     clock = CpuClock()
     context.start(_engine.clock_ns())

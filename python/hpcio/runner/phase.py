@@ -34,9 +34,10 @@ def lanes(in_flight: int, most: int) -> int:
 
 
 def _executor(
-    target: _engine.Target, run: RunSpec, buffer_bytes: int, lanes: int
+    target: _engine.Target, run: RunSpec, buffer_bytes: int, lanes: int, tracer: Tracer | None
 ) -> _engine.Executor:
-    """Buffers of `buffer_bytes` are allocated and touched here, before any clock starts."""
+    """Buffers of `buffer_bytes` are allocated and touched here, before any clock starts. A
+    traced one keeps no more operations than the rank's trace has room for."""
     return _engine.Executor(
         target,
         seed=run.seed,
@@ -44,6 +45,7 @@ def _executor(
         verify=run.verify,
         buffer_bytes=buffer_bytes,
         trace=run.trace,
+        trace_limit=_engine.TRACE_LIMIT if tracer is None else tracer.room,
     )
 
 
@@ -97,9 +99,9 @@ def _run_body(
         collector = who.rank == body.collector
         most = choreography.chunk_transfers(body)
         executor = (
-            _executor(target, run, body.transfer_bytes, lanes(body.in_flight, most))
+            _executor(target, run, body.transfer_bytes, lanes(body.in_flight, most), tracer)
             if collector
-            else _executor(target, run, 0, 1)
+            else _executor(target, run, 0, 1, tracer)
         )
         world.barrier()
         clock = CpuClock()
@@ -112,7 +114,7 @@ def _run_body(
     if isinstance(body, SharedUploadBody):
         plan = body.plan
         executor = _executor(
-            target, run, plan.largest_transfer, lanes(body.in_flight, plan.largest_batch)
+            target, run, plan.largest_transfer, lanes(body.in_flight, plan.largest_batch), tracer
         )
         world.barrier()
         clock = CpuClock()
@@ -124,7 +126,7 @@ def _run_body(
     assert isinstance(body, PlanBody)
     plan = body.plan
     executor = _executor(
-        target, run, plan.largest_transfer, lanes(body.in_flight, plan.largest_batch)
+        target, run, plan.largest_transfer, lanes(body.in_flight, plan.largest_batch), tracer
     )
     world.barrier()
     clock = CpuClock()

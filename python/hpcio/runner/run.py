@@ -209,7 +209,8 @@ def execute(
             trace=traced,
             status=status,
             warnings=read_warnings(cache, figures, topo.nodes, in_ram)
-            + client_bound_warnings(figures),
+            + client_bound_warnings(figures)
+            + tracing.warnings(traced),
         )
 
     # Like IOR without -k: files go after each iteration that wrote them, so iterations are
@@ -253,9 +254,9 @@ def execute(
     if not run.keep and run.writes and not rewrites:
         _remove(world, target, run)
     if tracer is not None:
-        counts = world.gather(tracer.write())
+        counts = world.gather((tracer.write(), tracer.not_kept))
         if counts is not None:
-            traced = tracing.record(tracer.directory, world.size, sum(counts))
+            traced = tracing.record(tracer.directory, world.size, counts)
 
     if world.rank != 0:
         return None

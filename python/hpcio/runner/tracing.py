@@ -48,7 +48,10 @@ class Tracer:
     """One rank's trace of one run: the engine's columns as they came (op codes, file
     indices), so millions of rows never become Python strings."""
 
-    def __init__(self, rank: int, origin_ns: int, directory: str, run: RunSpec) -> None:
+    def __init__(
+        self, rank: int, origin_ns: int, directory: str, run: RunSpec,
+        limit: int = _engine.TRACE_LIMIT,
+    ) -> None:  # fmt: skip
         self.rank = rank
         self.origin_ns = origin_ns
         self.directory = directory
@@ -56,6 +59,14 @@ class Tracer:
         self._prefix = "" if run.target.is_object_store else run.target.path.rstrip("/") + "/"
         self._files: dict[str, int] = {}
         self._parts: list[tuple[np.ndarray, ...]] = []
+        #: Operations this rank may still keep, and those past that, counted only.
+        self._room = limit
+        self.not_kept = 0
+
+    @property
+    def room(self) -> int:
+        """Operations this rank's trace may still keep."""
+        return self._room
 
     @property
     def path(self) -> Path:
@@ -65,9 +76,16 @@ class Tracer:
         """What an executor's or recorder's take_trace() returned (None: it did not trace)."""
         if columns is None:
             return
-        names, codes, index, offsets, lengths, starts, ends = columns
+        names, codes, index, offsets, lengths, starts, ends, dropped = columns
+        self.not_kept += dropped
+        if len(codes) > self._room:
+            self.not_kept += len(codes) - self._room
+            room = self._room
+            codes, index, offsets = codes[:room], index[:room], offsets[:room]
+            lengths, starts, ends = lengths[:room], starts[:room], ends[:room]
         if len(codes) == 0:
             return
+        self._room -= len(codes)
         ours = np.asarray(
             [self._files.setdefault(self._relative(n), len(self._files)) for n in names],
             dtype=np.int32,
@@ -104,11 +122,29 @@ class Tracer:
         return len(codes)
 
 
-def record(directory: str, ranks: int, total: int) -> dict[str, object]:
-    """The result document's `trace` field."""
-    return {
+def record(directory: str, ranks: int, counts: list[tuple[int, int]]) -> dict[str, object]:
+    """The result document's `trace` field, from each rank's (kept, not kept) operations."""
+    traced: dict[str, object] = {
         "directory": directory,
         "format": f"npz-{operations.FORMAT_VERSION}",
         "files": ranks,
-        "operations": total,
+        "operations": sum(kept for kept, _ in counts),
     }
+    not_kept = sum(n for _, n in counts)
+    if not_kept:
+        traced["operations_not_kept"] = not_kept
+        traced["limit_per_rank"] = _engine.TRACE_LIMIT
+        traced["ranks_at_limit"] = sum(1 for _, n in counts if n)
+    return traced
+
+
+def warnings(traced: dict[str, object] | None) -> tuple[str, ...]:
+    """The document's warning when ranks traced more operations than they keep."""
+    if not traced or not traced.get("operations_not_kept"):
+        return ()
+    return (
+        f"trace: {traced['ranks_at_limit']} rank(s) reached the limit of "
+        f"{traced['limit_per_rank']:,} traced operations per rank; "
+        f"{traced['operations_not_kept']:,} later operation(s) are not in the trace "
+        "(the figures count them all)",
+    )
