@@ -150,3 +150,25 @@ def test_a_trace_is_its_plan_per_rank(hpcio, file_url, target_dir, tmp_path, rea
         first = rank * (1 << 20) if pattern == "sfmw" else 0
         assert sorted(writes) == [first + i * 64 * KiB for i in range(16)]
         assert (writes != sorted(writes)) == random
+
+
+ZARR_CHUNKS = {f"hpcio-volume.zarr/c/{i}/{j}/{k}" for i in (0, 1) for j in (0, 1) for k in (0, 1)}
+
+
+@pytest.mark.parametrize(
+    ("library", "files"),
+    # Zarr: each chunk is an object of its own, named as the store names it.
+    [(("zarr", "--chunk", "5x12x20"), ZARR_CHUNKS), (("segy",), {"hpcio-volume.segy"})],
+)
+def test_a_library_volume_s_trace_names_its_files(hpcio, file_url, target_dir, tmp_path,
+                                                  read_documents, library, files):  # fmt: skip
+    out = tmp_path / "volume.jsonl"
+    done = hpcio("run", "-n", 2, "--workload", "volume", "--volume", "10x24x40",
+                 "--library", *library, "--target", file_url(target_dir), "--trace",
+                 "-o", out, "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    ops = operations.load(trace_dir(doc, out))
+    moved = ops.select(np.isin(ops.op, ["read", "write"]))
+    assert set(moved.file.tolist()) == files
+    assert "" not in set(ops.file.tolist())

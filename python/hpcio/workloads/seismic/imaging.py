@@ -224,9 +224,9 @@ def _write_file(context: Context, key: str, data: np.ndarray) -> None:
                 dtype="float32", compressors=compressors(run.params.compression),
                 fill_value=0.0, overwrite=True, config={"write_empty_chunks": True},
             )  # fmt: skip
-            context.recorder.record("open", t, _engine.clock_ns())
-            timed(context, "write", data.nbytes, array.__setitem__, slice(None), data)
-            timed(context, "close", 0, store.close)
+            context.recorder.record("open", t, _engine.clock_ns(), file=key)
+            timed(context, "write", data.nbytes, array.__setitem__, slice(None), data, file=key)
+            timed(context, "close", 0, store.close, file=key)
             context.metrics["stored_bytes"] = context.metrics.get("stored_bytes", 0) + (
                 store.put_bytes
             )
@@ -235,18 +235,18 @@ def _write_file(context: Context, key: str, data: np.ndarray) -> None:
         import h5py
 
         f = h5py.File(context.path(key), "w")
-        context.recorder.record("open", t, _engine.clock_ns())
-        timed(context, "write", data.nbytes, _hdf5_dataset, f, data)
-        timed(context, "close", 0, f.close)
+        context.recorder.record("open", t, _engine.clock_ns(), file=key)
+        timed(context, "write", data.nbytes, _hdf5_dataset, f, data, file=key)
+        timed(context, "close", 0, f.close, file=key)
     else:
         import segyio
 
         spec = segyio.spec()
         spec.samples, spec.tracecount, spec.format = list(range(nz)), traces, 5
         f = segyio.create(context.path(key), spec)
-        context.recorder.record("open", t, _engine.clock_ns())
-        timed(context, "write", data.nbytes, _segy_traces, f, segyio, data)
-        timed(context, "close", 0, f.close)
+        context.recorder.record("open", t, _engine.clock_ns(), file=key)
+        timed(context, "write", data.nbytes, _segy_traces, f, segyio, data, file=key)
+        timed(context, "close", 0, f.close, file=key)
     if library != "zarr":
         stored = context.metrics.get("stored_bytes", 0) + os.path.getsize(context.path(key))
         context.metrics["stored_bytes"] = stored
@@ -274,13 +274,13 @@ def _read_file(context: Context, key: str, shape: tuple[int, int]) -> np.ndarray
         with stores.store_errors():
             store = stores.zarr_store(run.target, key, read_only=True)
             array = zarr.open_array(store, mode="r")
-            context.recorder.record("open", t, _engine.clock_ns())
+            context.recorder.record("open", t, _engine.clock_ns(), file=key)
             try:
-                found = timed(context, "read", nbytes, array.__getitem__, slice(None))
+                found = timed(context, "read", nbytes, array.__getitem__, slice(None), file=key)
             except (ValueError, RuntimeError, TypeError) as e:
                 context.recorder.error(f"{key}: cannot decode: {e}")
                 found = None
-            timed(context, "close", 0, store.close)
+            timed(context, "close", 0, store.close, file=key)
             context.metrics["fetched_bytes"] = (
                 context.metrics.get("fetched_bytes", 0) + store.fetched_bytes
             )
@@ -289,15 +289,15 @@ def _read_file(context: Context, key: str, shape: tuple[int, int]) -> np.ndarray
         import h5py
 
         f = h5py.File(context.path(key), "r")
-        context.recorder.record("open", t, _engine.clock_ns())
-        found = timed(context, "read", nbytes, f["traces"].__getitem__, slice(None))
-        timed(context, "close", 0, f.close)
+        context.recorder.record("open", t, _engine.clock_ns(), file=key)
+        found = timed(context, "read", nbytes, f["traces"].__getitem__, slice(None), file=key)
+        timed(context, "close", 0, f.close, file=key)
     else:
         import segyio
 
         f = segyio.open(context.path(key), "r", ignore_geometry=True)
-        context.recorder.record("open", t, _engine.clock_ns())
-        found = timed(context, "read", nbytes, f.trace.raw.__getitem__, slice(None))
-        timed(context, "close", 0, f.close)
+        context.recorder.record("open", t, _engine.clock_ns(), file=key)
+        found = timed(context, "read", nbytes, f.trace.raw.__getitem__, slice(None), file=key)
+        timed(context, "close", 0, f.close, file=key)
     context.metrics["raw_bytes"] = context.metrics.get("raw_bytes", 0) + nbytes
     return found

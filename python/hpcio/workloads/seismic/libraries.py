@@ -27,11 +27,15 @@ TEXT_AND_BINARY_HEADER_BYTES = 3600
 SAMPLE_INTERVAL_US = 4000
 
 
-def timed(context: Context, op: str, nbytes: int, call: Callable[..., Any], *args: Any) -> Any:
-    """call(*args), timed as one `op` of `nbytes`."""
+def timed(
+    context: Context, op: str, nbytes: int, call: Callable[..., Any], *args: Any,
+    file: str | None = None,
+) -> Any:  # fmt: skip
+    """call(*args), timed as one `op` of `nbytes` on `file` (a key under the target: the
+    trace names it; where in it the library put the bytes is the library's own)."""
     t = _engine.clock_ns()
     result = call(*args)
-    context.recorder.record(op, t, _engine.clock_ns(), nbytes)
+    context.recorder.record(op, t, _engine.clock_ns(), nbytes, file=file)
     return result
 
 
@@ -101,17 +105,19 @@ def zarr_write(
         )  # fmt: skip
     comm.Barrier()
     array = zarr.open_array(store, mode="r+")
-    context.recorder.record("open", t, _engine.clock_ns())
+    context.recorder.record("open", t, _engine.clock_ns(), file=root)
     pieces = layout.pieces(context.who.rank)
     for box in pieces:
         data = source(box)
         (x0, y0, z0), (x1, y1, z1) = box
-        timed(context, "write", data.nbytes, array.__setitem__, np.s_[x0:x1, y0:y1, z0:z1], data)
+        timed(context, "write", data.nbytes, array.__setitem__, np.s_[x0:x1, y0:y1, z0:z1],
+              data, file=_chunk_name(root, layout, box))  # fmt: skip
         figures.add("raw_bytes", data.nbytes)
     if run.fsync and not run.target.is_object_store:
         for box in pieces:
-            timed(context, "sync", 0, _fsync, _chunk_path(run, root, layout, box))
-    timed(context, "close", 0, store.close)
+            chunk = _chunk_name(root, layout, box)
+            timed(context, "sync", 0, _fsync, os.path.join(run.target.path, chunk), file=chunk)
+    timed(context, "close", 0, store.close, file=root)
     figures.add("chunks", len(pieces))
     figures.add("stored_bytes", store.put_bytes)
     count_requests(context.metrics, store)
@@ -125,14 +131,15 @@ def zarr_read(context: Context, layout: Layout, root: str, source: Source) -> No
     t = _engine.clock_ns()
     store = stores.zarr_store(run.target, root, read_only=True)
     array = zarr.open_array(store, mode="r")
-    context.recorder.record("open", t, _engine.clock_ns())
+    context.recorder.record("open", t, _engine.clock_ns(), file=root)
     pieces = layout.pieces(context.who.rank)
     asked = 0
     for box in pieces:
         (x0, y0, z0), (x1, y1, z1) = box
         try:
             selection = np.s_[x0:x1, y0:y1, z0:z1]
-            found = timed(context, "read", _box_bytes(box), array.__getitem__, selection)
+            found = timed(context, "read", _box_bytes(box), array.__getitem__, selection,
+                          file=_chunk_name(root, layout, box))  # fmt: skip
         except (ValueError, RuntimeError, TypeError) as e:
             # A chunk the codec cannot decode (a changed byte in compressed data) is bad data.
             context.recorder.error(f"{root} chunk at x={x0}, y={y0}, z={z0}: cannot decode: {e}")
@@ -140,7 +147,7 @@ def zarr_read(context: Context, layout: Layout, root: str, source: Source) -> No
         asked += _box_bytes(box)
         if run.verify:
             _check(context, root, box, source(box), found)
-    timed(context, "close", 0, store.close)
+    timed(context, "close", 0, store.close, file=root)
     figures.add("raw_bytes", asked)
     figures.add("chunks", len(pieces))
     figures.add("fetched_bytes", store.fetched_bytes)
@@ -168,8 +175,9 @@ def chunk_key(layout: Layout, box: Box) -> str:
     return "c/" + "/".join(str(s // c) for s, c in zip(box[0], layout.chunk, strict=True))
 
 
-def _chunk_path(run: Any, root: str, layout: Layout, box: Box) -> str:
-    return os.path.join(run.target.path, root, chunk_key(layout, box))
+def _chunk_name(root: str, layout: Layout, box: Box) -> str:
+    """The chunk's key under the target (the trace's file name for it)."""
+    return f"{root}/{chunk_key(layout, box)}"
 
 
 def _fsync(path: str) -> None:
@@ -191,17 +199,18 @@ def hdf5_write(context: Context, layout: Layout, key: str, source: Source) -> No
     t = _engine.clock_ns()
     f = h5py.File(context.path(key), "w", driver="mpio", comm=comm)
     dataset = f.create_dataset(DATASET, shape=layout.shape, dtype="float32")
-    context.recorder.record("open", t, _engine.clock_ns())
+    context.recorder.record("open", t, _engine.clock_ns(), file=key)
     try:
         for box in _padded(layout, context.who.rank):
             data = None if box is None else source(box)
             nbytes = 0 if data is None else data.nbytes
-            timed(context, "write", nbytes, _hdf5_io, dataset, box, data, run.params.collective)
+            timed(context, "write", nbytes, _hdf5_io, dataset, box, data, run.params.collective,
+                  file=key)  # fmt: skip
             figures.add("raw_bytes", nbytes)
         if run.fsync:
-            timed(context, "sync", 0, f.flush)
+            timed(context, "sync", 0, f.flush, file=key)
     finally:
-        timed(context, "close", 0, f.close)
+        timed(context, "close", 0, f.close, file=key)
     if context.who.rank == 0:
         figures.add("files", 1)
         figures.add("stored_bytes", os.path.getsize(context.path(key)))
@@ -215,17 +224,17 @@ def hdf5_read(context: Context, layout: Layout, key: str, source: Source) -> Non
     t = _engine.clock_ns()
     f = h5py.File(context.path(key), "r", driver="mpio", comm=comm)
     dataset = f[DATASET]
-    context.recorder.record("open", t, _engine.clock_ns())
+    context.recorder.record("open", t, _engine.clock_ns(), file=key)
     try:
         for box in _padded(layout, context.who.rank):
             nbytes = 0 if box is None else _box_bytes(box)
             found = timed(context, "read", nbytes, _hdf5_io, dataset, box, None,
-                           run.params.collective)  # fmt: skip
+                          run.params.collective, file=key)  # fmt: skip
             figures.add("raw_bytes", nbytes)
             if run.verify and box is not None:
                 _check(context, key, box, source(box), found)
     finally:
-        timed(context, "close", 0, f.close)
+        timed(context, "close", 0, f.close, file=key)
     if context.who.rank == 0:
         figures.add("files", 1)
 
@@ -295,7 +304,7 @@ def segy_write(context: Context, layout: Layout, key: str, source: Source) -> No
         os.truncate(path, segy_file_bytes(layout.shape))
     comm.Barrier()
     f = segyio.open(path, "r+", ignore_geometry=True)
-    context.recorder.record("open", t, _engine.clock_ns())
+    context.recorder.record("open", t, _engine.clock_ns(), file=key)
     try:
         for box in layout.pieces(context.who.rank):
             data = source(box)
@@ -305,12 +314,13 @@ def segy_write(context: Context, layout: Layout, key: str, source: Source) -> No
                        for y in range(ny)]  # fmt: skip
             # Bytes of samples, as for every library (the headers are the format's, as HDF5's
             # metadata is): bandwidths of one volume compare across libraries.
-            timed(context, "write", data.nbytes, _write_traces, f, x0 * ny, headers, traces)
+            timed(context, "write", data.nbytes, _write_traces, f, x0 * ny, headers, traces,
+                  file=key)  # fmt: skip
             figures.add("raw_bytes", data.nbytes)
         if run.fsync:
-            timed(context, "sync", 0, _flush_and_fsync, f, path)
+            timed(context, "sync", 0, _flush_and_fsync, f, path, file=key)
     finally:
-        timed(context, "close", 0, f.close)
+        timed(context, "close", 0, f.close, file=key)
     comm.Barrier()  # every rank's traces are in before the size is taken
     if context.who.rank == 0:
         figures.add("files", 1)
@@ -344,20 +354,21 @@ def segy_read(context: Context, layout: Layout, key: str, source: Source) -> Non
     _, ny, nz = layout.shape
     t = _engine.clock_ns()
     f = segyio.open(context.path(key), "r", ignore_geometry=True)
-    context.recorder.record("open", t, _engine.clock_ns())
+    context.recorder.record("open", t, _engine.clock_ns(), file=key)
     try:
         for box in layout.pieces(context.who.rank):
             (x0, _, _), (x1, _, _) = box
             first, last = x0 * ny, x1 * ny
             nbytes = (last - first) * nz * velocity.SAMPLE_BYTES
-            traces = timed(context, "read", nbytes, f.trace.raw.__getitem__, slice(first, last))
+            traces = timed(context, "read", nbytes, f.trace.raw.__getitem__, slice(first, last),
+                           file=key)  # fmt: skip
             figures.add("raw_bytes", (last - first) * nz * velocity.SAMPLE_BYTES)
             if run.verify:
                 found = np.asarray(traces).reshape(x1 - x0, ny, nz)
                 _check(context, key, box, source(box), found)
                 _check_headers(context, f, segyio, key, x0, x1, ny)
     finally:
-        timed(context, "close", 0, f.close)
+        timed(context, "close", 0, f.close, file=key)
     if context.who.rank == 0:
         figures.add("files", 1)
 
