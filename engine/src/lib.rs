@@ -344,6 +344,8 @@ impl PyExecutor {
     #[new]
     /// With `trace`, every operation (up to `trace_limit`) is kept for take_trace().
     #[pyo3(signature = (target, *, seed, t0_ns = 0, in_flight = 1, verify = false, buffer_bytes = 0, trace = false, trace_limit = trace::DEFAULT_LIMIT))]
+    // One argument per keyword of the Python signature.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         target: &PyTarget,
         seed: u64,
