@@ -7,7 +7,6 @@ from typing import Any
 
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
-from hpcio.workloads import registry
 from hpcio.workloads.contract import Body, Phase, RankInfo
 from hpcio.workloads.plans import Plan
 
@@ -25,7 +24,7 @@ def body_of(run: RunSpec, phase: Phase, who: RankInfo | int = 0) -> Body:
     """What a rank does in `phase`: `who`, or rank `who` of the run's ranks."""
     if isinstance(who, int):
         who = RankInfo(who, run.ranks)
-    return registry.get(run.workload).body(run, phase, who)
+    return run.workload.body(run, phase, who)
 
 
 def plan_of(run: RunSpec, phase: Phase, who: RankInfo | int = 0) -> Plan:

@@ -38,9 +38,9 @@ def test_shipped_suite_runs_small_and_resumes(
         assert point_key(doc["run"]) == point_key(point.to_dict())
         assert doc["ranks"] == point.ranks == 4
         assert doc["run"]["ranks_per_node"] == point.ranks_per_node
-        assert len(doc["phases"]) == PHASES[point.workload] * point.iterations
+        assert len(doc["phases"]) == PHASES[point.workload.name] * point.iterations
         for phase in doc["phases"]:
-            moved = file_bytes(point) * (point.ranks if point.workload == "sfmr" else 1)
+            moved = file_bytes(point) * (point.ranks if point.workload.name == "sfmr" else 1)
             assert phase["bytes_total"] == moved
     # stdout is a pipe here: one plain line per point, numbered, with what is left.
     lines = [line for line in done.stdout.splitlines() if line.startswith("[")]

@@ -53,7 +53,7 @@ def test_a_pattern_s_run_becomes_its_workload_and_params(index):
     assert set(run) >= COMMON and all(run[k] == old[k] for k in COMMON)
     assert (run["drop_caches"], run["ranks_per_node"]) == (False, None)
     spec = RunSpec.from_dict(run).validate()
-    assert spec.workload == old["pattern"]
+    assert spec.workload.name == old["pattern"]
     assert spec.params.size_per_rank_bytes == old["size_per_rank_bytes"]
     check_record(new)
 
@@ -81,7 +81,7 @@ def test_a_profile_s_run_becomes_the_profile():
     assert (small_wss["params"]["in_flight"], small_wss["direct"]) == (32, True)
     for run in (max_latency, small_wss):
         assert "profile" not in run and "pattern" not in run
-        assert RunSpec.from_dict(run).validate().workload == run["workload"]
+        assert RunSpec.from_dict(run).validate().workload.name == run["workload"]
 
 
 def test_an_iozone_run_becomes_iozone_with_its_test():

@@ -1,6 +1,5 @@
 import pytest
 from hpcio.runner import pagecache
-from hpcio.workloads import registry
 from specs import run_spec
 
 MiB, GiB = 1 << 20, 1 << 30
@@ -12,7 +11,7 @@ def spec(pattern="mfmw", **changes):
 
 
 def cache_record(run, **job):
-    return pagecache.cache_record(run, registry.get(run.workload), **job)
+    return pagecache.cache_record(run, run.workload, **job)
 
 
 def test_small_data_set_may_be_read_from_ram():

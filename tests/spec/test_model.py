@@ -5,6 +5,7 @@ import pytest
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
+from hpcio.workloads import registry
 from hpcio.workloads.patterns.common import block_bytes, file_bytes
 
 KiB, MiB = 1 << 10, 1 << 20
@@ -65,7 +66,7 @@ def test_unknown_workload_lists_the_known_ones():
 
 
 def test_params_of_another_workload_are_refused():
-    run = dataclasses.replace(spec("sfmr"), workload="mfmw")
+    run = dataclasses.replace(spec("sfmr"), workload=registry.WORKLOADS["mfmw"])
     with pytest.raises(SpecError, match="mfmw takes FilePerRankParams parameters"):
         run.validate()
 

@@ -61,7 +61,7 @@ def test_grid_crosses_every_axis_in_launch_order(write_suite):
     assert list(groups) == [(4, 2), (4, 4), (8, 2), (8, 4)]
     assert all(len(points) == 24 for points in groups.values())
     first = suite.points[0]
-    assert (first.workload, first.ranks, first.ranks_per_node, first.iterations) == (
+    assert (first.workload.name, first.ranks, first.ranks_per_node, first.iterations) == (
         "sfmw",
         4,
         2,
@@ -94,7 +94,7 @@ def test_scale_overrides_axes_and_keeps_the_rest(write_suite):
     suite = load_suite(write_suite(BASIC), scale="small")
     assert suite.scale == "small"
     assert {(p.ranks, p.ranks_per_node) for p in suite.points} == {(2, 1)}
-    assert {p.workload for p in suite.points} == {"sfmw", "mfmw"}
+    assert {p.workload.name for p in suite.points} == {"sfmw", "mfmw"}
     assert {p.iterations for p in suite.points} == {1, 3}
     # A size below the transfer runs with transfer = size, as in `hpcio sweep`.
     small = [p for p in suite.points if p.params.size_per_rank_bytes == 64 << 10]
@@ -239,14 +239,14 @@ def test_key_lines_follow_tables_arrays_and_inline_tables():
 
 def test_shipped_suites_have_the_studies_shape():
     output = load_suite(SUITES / "output.toml")
-    assert {p.workload for p in output.points} == {"sfmw", "mfmw"}
+    assert {p.workload.name for p in output.points} == {"sfmw", "mfmw"}
     assert {(p.ranks, p.ranks_per_node, p.iterations) for p in output.points} == {(20, 4, 100)}
     sizes = sorted({p.params.size_per_rank_bytes for p in output.points})
     assert sizes == [MiB << k for k in range(11)]  # 1 MiB .. 1 GiB
     assert len(output.points) == 22
 
     inputs = load_suite(SUITES / "input.toml")
-    assert {(p.workload, p.params.read_scope) for p in inputs.points} == {("sfmr", "all")}
+    assert {(p.workload.name, p.params.read_scope) for p in inputs.points} == {("sfmr", "all")}
     files = sorted(file_bytes(p) for p in inputs.points)
     assert files[0] == 20 * (64 << 10) and files[-1] == 20 * 64 * MiB and len(files) == 11
 
@@ -260,7 +260,7 @@ def test_shipped_suites_have_the_studies_shape():
 def test_small_scale_keeps_the_shape(name):
     full = load_suite(SUITES / f"{name}.toml")
     small = load_suite(SUITES / f"{name}.toml", scale="small")
-    assert {p.workload for p in small.points} == {p.workload for p in full.points}
+    assert {p.workload.name for p in small.points} == {p.workload.name for p in full.points}
     assert len({p.ranks_per_node for p in small.points}) == len(
         {p.ranks_per_node for p in full.points}
     )
@@ -286,13 +286,13 @@ gather_chunk = "1MiB"
 
 def test_a_workloads_axis_names_any_runnable_workload(write_suite):
     suite = load_suite(write_suite(WORKLOADS))
-    assert [(p.workload, p.params.size_per_rank_bytes) for p in suite.points] == [
+    assert [(p.workload.name, p.params.size_per_rank_bytes) for p in suite.points] == [
         (name, size)
         for name in ("collect_and_write", "allwrite", "read_distribute", "allread")
         for size in (MiB, 4 * MiB)
     ]
     # Each takes the grid's options its params declare and leaves the others.
-    by_name = {p.workload: p.params for p in suite.points}
+    by_name = {p.workload.name: p.params for p in suite.points}
     assert by_name["allwrite"].collective and by_name["allread"].collective
     assert by_name["collect_and_write"].gather_chunk_bytes == MiB
     assert not hasattr(by_name["collect_and_write"], "collective")
@@ -308,7 +308,7 @@ def test_patterns_and_workloads_cross_and_a_workload_without_sizes_runs_once(wri
         .replace('gather_chunk = "1MiB"\n', "")
     )
     suite = load_suite(write_suite(text))
-    assert [p.workload for p in suite.points] == ["sfmw", "sfmw", "allwrite", "allwrite",
+    assert [p.workload.name for p in suite.points] == ["sfmw", "sfmw", "allwrite", "allwrite",
                                                   "python-files"]  # fmt: skip
     assert suite.points[-1].params.files == 2
 
@@ -321,7 +321,9 @@ def test_listed_stripes_are_an_axis_and_stay_apart_for_resume(write_suite):
         'gather_chunk = "1MiB"\n', 'stripe_count = [1, 2, 4]\nstripe_size = "1MiB"\n'
     )
     suite = load_suite(write_suite(text))
-    assert [(p.workload, p.params.size_per_rank_bytes, p.stripe_count) for p in suite.points] == [
+    assert [
+        (p.workload.name, p.params.size_per_rank_bytes, p.stripe_count) for p in suite.points
+    ] == [
         (name, size, count)
         for name in ("allwrite", "allread")
         for size in (MiB, 4 * MiB)
@@ -402,14 +404,14 @@ def test_every_shipped_suite_loads_at_every_scale():
 def test_the_netcdf_suite_has_the_exercises_shape():
     full = load_suite(SUITES / "netcdf.toml")
     codes = ["collect_and_write", "allwrite", "read_distribute", "allread"]
-    assert list(dict.fromkeys(p.workload for p in full.points)) == codes
+    assert list(dict.fromkeys(p.workload.name for p in full.points)) == codes
     assert {p.ranks for p in full.points} == {8}
     assert {p.params.size_per_rank_bytes for p in full.points} == {MiB << k for k in range(3, 11)}
     small = load_suite(SUITES / "netcdf.toml", scale="small")
-    assert list(dict.fromkeys(p.workload for p in small.points)) == codes
+    assert list(dict.fromkeys(p.workload.name for p in small.points)) == codes
     assert {(p.ranks, p.stripe_count) for p in small.points} == {(8, None)}
     stripes = load_suite(SUITES / "netcdf.toml", scale="small-stripes")
-    assert {(p.workload, p.stripe_count) for p in stripes.points} == {
+    assert {(p.workload.name, p.stripe_count) for p in stripes.points} == {
         (w, c) for w in ("allwrite", "allread") for c in (1, 2, 4)
     }
     assert len({p.params.size_per_rank_bytes for p in stripes.points}) == 1
@@ -489,7 +491,7 @@ api = "hdf5"
 collective = true
 """
     suite = load_suite(write_suite(text))
-    assert [(p.workload, p.stripe_count, p.params.api, p.params.collective)
+    assert [(p.workload.name, p.stripe_count, p.params.api, p.params.collective)
             for p in suite.points] == [
         (pattern, stripes, api, collective)
         for pattern in ("sfmw", "mfmw")
@@ -560,7 +562,7 @@ accelerator = "h100"
 
 def test_training_points_sweep_accelerator_counts(write_suite):
     suite = load_suite(write_suite(TRAINING))
-    assert [(p.workload, p.ranks, p.params.accelerator) for p in suite.points] == [
+    assert [(p.workload.name, p.ranks, p.params.accelerator) for p in suite.points] == [
         ("unet3d", ranks, accelerator) for ranks in (1, 2, 4) for accelerator in ("a100", "h100")
     ]
     assert {(p.params.scale, p.params.samples, p.params.epochs) for p in suite.points} == {

@@ -1,5 +1,6 @@
 import pytest
 from hpcio.errors import SpecError
+from hpcio.spec import presets
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads.profiles import iozone
 
@@ -8,14 +9,14 @@ POSIX = TargetSpec.from_url("file:///tmp/x")
 
 
 def runs(file_sizes, record_sizes, **more):
-    return iozone.iozone_runs(
+    return presets.iozone_runs(
         POSIX, ranks=1, file_sizes=file_sizes, record_sizes=record_sizes, **more
     )
 
 
 def test_six_runs_per_point_in_iozones_order():
     planned = runs([64 * KiB], [4 * KiB], verify=True)
-    assert {r.workload for r in planned} == {"iozone"}
+    assert {r.workload.name for r in planned} == {"iozone"}
     assert [r.params.test for r in planned] == list(iozone.TESTS)
     assert [r.phases for r in planned] == [("write",), ("write",), ("read",), ("read",),
                                            ("read",), ("write",)]  # fmt: skip

@@ -4,7 +4,6 @@ import pytest
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
-from hpcio.workloads import registry
 from hpcio.workloads.limits import check_limits
 
 MiB, GiB, TiB = 1 << 20, 1 << 30, 1 << 40
@@ -21,7 +20,7 @@ def spec(pattern="sfmw", url="s3://bucket/run", ranks=4, size=64 * MiB, part=8 *
 
 def check(run, limits):
     """The check runner/run.py makes before any byte moves."""
-    check_limits(run.target.kind, registry.get(run.workload).objects_written(run), limits)
+    check_limits(run.target.kind, run.workload.objects_written(run), limits)
 
 
 def test_parts_that_fit_pass():

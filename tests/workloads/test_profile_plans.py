@@ -3,6 +3,7 @@ import dataclasses
 import numpy as np
 import pytest
 from hpcio.errors import SpecError
+from hpcio.spec import presets
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import registry
@@ -18,7 +19,7 @@ POSIX = TargetSpec.from_url("file:///tmp/x")
 
 
 def profile_spec(name, ranks=2, size=64 * KiB * 2, target=POSIX, **more):
-    return storage.profile_run(
+    return presets.profile_run(
         storage.get(name), target, ranks=ranks, size_bytes=size, node_ram_bytes=8 * GiB, **more
     )
 
@@ -76,7 +77,7 @@ def test_random_read_checks_the_writer_of_each_offset():
 def test_profiles_as_runs(name, phases, transfer, in_flight, direct, random):
     run = profile_spec(name, ranks=4, size=8 * MiB)
     p = run.params
-    assert run.workload == name
+    assert run.workload.name == name
     assert registry.get(name).phases(run) == tuple(Phase(w) for w in phases.split())
     assert (p.transfer_bytes, p.in_flight) == (transfer, in_flight)
     assert (run.direct, p.random_offsets) == (direct, random)
@@ -86,7 +87,7 @@ def test_profiles_as_runs(name, phases, transfer, in_flight, direct, random):
 def test_default_sizes():
     streaming = profile_spec("streaming", ranks=4, size=None)
     assert file_bytes(streaming) == 16 * GiB  # twice the 8 GiB of RAM
-    on_two = storage.profile_run(storage.get("streaming"), POSIX, ranks=4, size_bytes=None,
+    on_two = presets.profile_run(storage.get("streaming"), POSIX, ranks=4, size_bytes=None,
                              node_ram_bytes=8 * GiB, nodes=2)  # fmt: skip
     assert file_bytes(on_two) == 32 * GiB  # twice each node's RAM
     assert file_bytes(profile_spec("small-wss", ranks=1, size=None)) == GiB
@@ -157,7 +158,7 @@ def test_bad_profiles_are_refused(name, size, target, message):
 
 def test_unknown_node_ram_needs_size():
     with pytest.raises(SpecError, match="give --size"):
-        storage.profile_run(
+        presets.profile_run(
             storage.get("streaming"), POSIX, ranks=1, size_bytes=None, node_ram_bytes=0
         )
 

@@ -17,6 +17,7 @@ from hpcio.commands.run import (
     store_options,
 )
 from hpcio.errors import SpecError
+from hpcio.spec import presets
 from hpcio.spec.target import TargetSpec
 from hpcio.units import parse_size
 from hpcio.workloads import checkpoint
@@ -81,7 +82,7 @@ def specs(args: argparse.Namespace) -> list[RunSpec]:
     model = checkpoint.get(args.model)
     ranks = args.ranks if args.ranks is not None else model.ranks
     target = TargetSpec.from_url(args.target, **store_options(args.store_option))
-    save, load = checkpoint.checkpoint_runs(
+    save, load = presets.checkpoint_runs(
         model,
         target,
         ranks=ranks,

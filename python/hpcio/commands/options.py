@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hpcio.errors import SpecError
+from hpcio.options import Option
 from hpcio.spec.model import RunSpec
-from hpcio.spec.options import Option
 from hpcio.workloads import registry
 from hpcio.workloads.contract import Phase
 
@@ -89,11 +89,11 @@ def _phases(run: RunSpec) -> tuple[Phase, ...]:
     if run.phases is not None:
         return tuple(Phase(p) for p in run.phases if p in tuple(Phase))
     # The workload's own: a replay's are the ones its log has.
-    return registry.get(run.workload).phases(run)
+    return run.workload.phases(run)
 
 
 def _phases_named(run: RunSpec) -> str:
-    return f"--phases {','.join(run.phases)}" if run.phases else f"{run.workload}'s phases"
+    return f"--phases {','.join(run.phases)}" if run.phases else f"{run.workload.name}'s phases"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +133,8 @@ def _takes(run: RunSpec, field: str) -> bool:
 def _for_whom(option: Option, family: str) -> str:
     takers = registry.taking(option.field, family or None) or registry.taking(option.field)
     # Presets (storage profiles) take options from their own command, not from this one.
-    names = [n for n in takers if registry.get(n).runs_alone] or takers
+    alone = {w.name for w in registry.runnable()}
+    names = [n for n in takers if n in alone] or takers
     listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
     return f"{option.flag} is for {listed}"
 
@@ -149,7 +150,7 @@ def refuse_inapplicable(
     """
     for option in params_options:
         if option.field in typed and not _takes(run, option.field):
-            raise SpecError(f"{_for_whom(option, family)}, not {run.workload}")
+            raise SpecError(f"{_for_whom(option, family)}, not {run.workload.name}")
     for rule in RULES:
         if rule.dest in typed and not rule.applies(run):
             raise SpecError(f"{rule.option} {rule.needs}, not {rule.this(run)}")
@@ -167,7 +168,7 @@ def fit_to_each(
     """
     for option in params_options:
         if option.field in typed and runs and not any(_takes(r, option.field) for r in runs):
-            these = " or ".join(dict.fromkeys(r.workload for r in runs))
+            these = " or ".join(dict.fromkeys(r.workload.name for r in runs))
             raise SpecError(f"{_for_whom(option, family)}, not {these}")
     for rule in RULES:
         if rule.dest in typed and runs and not any(rule.applies(r) for r in runs):

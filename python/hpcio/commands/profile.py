@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from hpcio import options as spec_options
 from hpcio.commands import options
 from hpcio.commands.run import (
     add_common_arguments,
@@ -21,9 +22,9 @@ from hpcio.commands.run import (
     typed_options,
 )
 from hpcio.errors import SpecError
+from hpcio.options import declared
 from hpcio.results import io as results_io
-from hpcio.spec import options as spec_options
-from hpcio.spec.options import declared
+from hpcio.spec import presets
 from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes, parse_size, parse_size_range
 from hpcio.workloads import registry
@@ -118,7 +119,7 @@ def _specs(args: argparse.Namespace, ranks: int, nodes: int) -> list[RunSpec]:
     size = parse_size(args.size) if args.size is not None else None
     ram = node_ram_bytes()
     return [
-        storage.profile_run(
+        presets.profile_run(
             storage.PROFILES[name],
             target,
             ranks=ranks,
@@ -150,7 +151,7 @@ def _iozone_specs(
             raise SpecError(f"{option} is not for iozone: give --file-sizes and --record-sizes")
     if args.plots is not None and os.path.exists(args.plots) and not os.path.isdir(args.plots):
         raise SpecError(f"--plots {args.plots}: exists and is not a directory")
-    return iozone.iozone_runs(
+    return presets.iozone_runs(
         TargetSpec.from_url(args.target, **store_options(args.store_option)),
         ranks=ranks,
         file_sizes=parse_size_range(args.file_sizes or iozone.DEFAULT_FILE_SIZES),
@@ -197,7 +198,7 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
         say(note)
 
     def announce(run: RunSpec) -> None:
-        profile = storage.PROFILES.get(run.workload)
+        profile = storage.PROFILES.get(run.workload.name)
         if not args.quiet and profile is not None:
             say(f"hpcio profile: {profile.name}: {profile.describe()}")
         elif not args.quiet:

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hpcio import options as spec_options
 from hpcio.commands import options
 from hpcio.commands.run import (
     add_common_arguments,
@@ -21,11 +22,10 @@ from hpcio.commands.run import (
     typed_options,
 )
 from hpcio.errors import SpecError
+from hpcio.options import declared
 from hpcio.results import io as results_io
-from hpcio.spec import options as spec_options
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
-from hpcio.workloads import registry
 from hpcio.workloads.replay.workload import Replay, with_data_set
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ HELP = "replay an application's I/O (a Darshan log or an hpcio trace) on any tar
 
 
 def _options() -> list:
-    return [o for o in registry.options([registry.get(Replay.name)]) if o.flag is not None]
+    return [o for o in declared(Replay.params) if o.flag is not None]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

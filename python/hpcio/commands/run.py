@@ -11,16 +11,17 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hpcio import options as spec_options
 from hpcio.commands import options
 from hpcio.errors import SpecError
+from hpcio.options import Option
 from hpcio.results import io as results_io
 from hpcio.runner import launch
-from hpcio.spec import options as spec_options
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec
-from hpcio.spec.options import Option
 from hpcio.spec.target import TargetSpec
 from hpcio.units import parse_size_range
 from hpcio.workloads import registry
+from hpcio.workloads.contract import Workload
 
 if TYPE_CHECKING:
     from hpcio.runner.world import Comm
@@ -155,7 +156,7 @@ def common_settings(args: argparse.Namespace) -> dict[str, object]:
 def _spec(args: argparse.Namespace, name: str, size: int, ranks: int) -> RunSpec:
     """The run `args` asks for, unvalidated: the workload takes the options its params
     declare (a sweep's other patterns leave them)."""
-    registry.get(name, PATTERN_FAMILY)
+    pattern = _named(name, PATTERN_FAMILY)
     settings = {
         **spec_options.values(args, pattern_options()),
         **common_settings(args),
@@ -163,13 +164,13 @@ def _spec(args: argparse.Namespace, name: str, size: int, ranks: int) -> RunSpec
         "target": TargetSpec.from_url(args.target, **store_options(args.store_option)),
         "ranks": ranks,
     }
-    return RunSpec.build(name, **settings)
+    return RunSpec.build(pattern, **settings)
 
 
 def _run_spec(args: argparse.Namespace, ranks: int) -> RunSpec:
     """`hpcio run`'s one run: a pattern, or another workload that runs from its params."""
     family = PATTERN_FAMILY if args.pattern is not None else None
-    workload = registry.get(args.pattern or args.workload, family)
+    workload = _named(args.pattern or args.workload, family)
     if not workload.runs_alone:
         raise SpecError(f"{workload.name} is run by `hpcio {workload.family}`, not `hpcio run`")
     given = spec_options.values(args, workload_options())
@@ -177,12 +178,21 @@ def _run_spec(args: argparse.Namespace, ranks: int) -> RunSpec:
         if opt.default is None and opt.field not in given and _required(workload.params, opt):
             raise SpecError(f"{workload.name} needs {opt.flag}")
     run = RunSpec.build(
-        workload.name,
+        workload,
         **{**given, **common_settings(args), "ranks": ranks,
            "target": TargetSpec.from_url(args.target, **store_options(args.store_option))},
     )  # fmt: skip
     options.refuse_inapplicable(run, typed_options(args), workload_options(), family or "")
     return run.validate()
+
+
+def _named(name: str, family: str | None) -> Workload:
+    """The workload (of `family`) a name typed on the command line means.
+
+    Raises:
+        SpecError: no such workload: the closest name, or the list of them.
+    """
+    return registry.get(name, family)
 
 
 def _required(params: type, opt: Option) -> bool:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hpcio import options as spec_options
 from hpcio.commands import options
 from hpcio.commands.run import (
     add_common_arguments,
@@ -23,10 +24,10 @@ from hpcio.commands.run import (
 )
 from hpcio.errors import SpecError
 from hpcio.results import io as results_io
-from hpcio.spec import options as spec_options
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import registry
+from hpcio.workloads.contract import Workload
 from hpcio.workloads.training import unet3d
 
 if TYPE_CHECKING:
@@ -39,8 +40,9 @@ HELP = "MLPerf Storage's unet3d training emulation (AU per accelerator) and its 
 WORKLOADS = {"unet3d": unet3d.Unet3d.name, "datagen": unet3d.Unet3dDatagen.name}
 
 
-def _workloads() -> list:
-    return [registry.get(name) for name in WORKLOADS.values()]
+def _workloads() -> list[Workload]:
+    """The registered training workloads `hpcio train` runs, in the order of WORKLOADS."""
+    return [w for w in registry.of_family("training") if w.name in WORKLOADS.values()]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -64,7 +66,7 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
     Raises:
         SpecError: an option of the other command, or a value unet3d refuses.
     """
-    workload = registry.get(WORKLOADS[args.name])
+    workload = next(w for w in _workloads() if w.name == WORKLOADS[args.name])
     every = registry.options(_workloads())
     given = spec_options.values(args, every)
     settings = {
@@ -73,9 +75,9 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
         "ranks": ranks,
         "target": TargetSpec.from_url(args.target, **store_options(args.store_option)),
     }
-    if workload is registry.get(WORKLOADS["datagen"]):
+    if workload.name == WORKLOADS["datagen"]:
         settings["keep"] = True  # the data set is for the training runs that follow
-    run = RunSpec.build(workload.name, **settings)
+    run = RunSpec.build(workload, **settings)
     options.refuse_inapplicable(run, typed_options(args), every, "training")
     if isinstance(run.params, unet3d.TrainParams):
         run = dataclasses.replace(

@@ -7,10 +7,10 @@ import re
 import sys
 from collections.abc import Sequence
 
+from hpcio.options import declared
 from hpcio.results.schema import PhaseFigures, PhaseSummary, ResultDocument
 from hpcio.runner.world import Topology
 from hpcio.spec.model import RunSpec
-from hpcio.spec.options import declared
 from hpcio.units import format_counts
 from hpcio.workloads import registry
 
@@ -18,13 +18,13 @@ _MIB = float(1 << 20)
 
 
 def header(run: RunSpec, nodes: int, ranks_per_node: int) -> str:
-    workload = registry.get(run.workload)
+    workload = run.workload
     flags = [name for name in ("fsync", "direct", "verify") if getattr(run, name)]
     flags += [o.flag.lstrip("-") for o in declared(workload.params)
               if o.kind.flag and o.flag and getattr(run.params, o.field)]  # fmt: skip
     what = workload.describe(run)
     return (
-        f"hpcio run: {run.workload} on {run.target.url}, {run.ranks} ranks on {nodes} node(s) "
+        f"hpcio run: {run.workload.name} on {run.target.url}, {run.ranks} ranks on {nodes} node(s) "
         f"({ranks_per_node} per node), {what + ', ' if what else ''}"
         f"{run.iterations} iteration(s)" + (f" [{' '.join(flags)}]" if flags else "")
     )

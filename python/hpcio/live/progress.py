@@ -15,7 +15,6 @@ from typing import TextIO
 from hpcio.results.schema import PhaseFigures, ResultDocument
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import describe
-from hpcio.workloads import registry
 
 #: Displays `SuiteProgress` can drive: a live rich bar, or one line per finished point.
 DISPLAYS = ("bar", "lines")
@@ -28,7 +27,7 @@ _PHASE_OVERHEAD_BYTES = 16 << 20
 def point_work(point: RunSpec) -> float:
     """Bytes a point moves over its phases and iterations, plus a fixed cost per phase: its
     weight in the ETA, as its workload counts them."""
-    workload = registry.get(point.workload)
+    workload = point.workload
     total = 0.0
     for phase in workload.phases(point):
         total += workload.moved_bytes(point, phase) + _PHASE_OVERHEAD_BYTES
@@ -37,7 +36,7 @@ def point_work(point: RunSpec) -> float:
 
 def phase_calls(point: RunSpec) -> int:
     """Timed phases a point runs: its phases x iterations."""
-    return len(registry.get(point.workload).phases(point)) * point.iterations
+    return len(point.workload.phases(point)) * point.iterations
 
 
 def lines_progress(

@@ -26,7 +26,6 @@ from hpcio.results.schema import ResultDocument
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import describe
 from hpcio.units import format_bytes
-from hpcio.workloads import registry
 
 #: Object-store kinds whose requests follow S3's API (the memory store counts them alike).
 S3_LIKE = ("s3", "gcs", "memory")
@@ -172,13 +171,13 @@ def estimate_plan_cost(
             them).
         CatalogueError: as estimate_cost.
     """
-    workload = registry.get(spec.workload)
+    workload = spec.workload
     phases = []
     for phase in workload.phases(spec):
         transfers = workload.planned_transfers(spec, phase)
         if transfers is None:
             raise SpecError(
-                f"{spec.workload}: its requests are made by its own code and known only once "
+                f"{spec.workload.name}: its requests are made by its own code and known only once "
                 "it runs; price its result documents instead"
             )
         phases += [PlannedPhase(phase.value, {phase.value: transfers})] * spec.iterations
@@ -210,7 +209,7 @@ def _priced(
     priced_as: str,
     keep_hours: float,
 ) -> CostBreakdown:
-    stored = registry.get(spec.workload).stored_bytes(spec)
+    stored = spec.workload.stored_bytes(spec)
     by_class: dict[str, int] = {}
     requests_cost = keep_cost = None
     if price is None:
@@ -289,7 +288,7 @@ def _posix_as_object(
     run: Mapping[str, object], phases: Sequence[Any], priced_as: str
 ) -> tuple[dict[str, int], list[str]]:
     spec = RunSpec.from_dict(dict(run))
-    written = registry.get(spec.workload).objects_written(spec)
+    written = spec.workload.objects_written(spec)
     object_bytes = max((w.bytes for w in written), default=0)
     transfer = max((w.part_bytes for w in written), default=1)
     # Transfers that make one object: a time-based run (--duration) goes over its files

@@ -27,9 +27,8 @@ _INTERRUPTED = 130
 def written_keys(specs: Sequence[RunSpec]) -> list[str]:
     """The files or objects `specs` write, each once, in the same order on every rank (ranks
     share the removal out by position): what a run or a failed job leaves behind."""
-    from hpcio.workloads import registry
 
-    keys = (key for spec in specs if spec.writes for key in registry.get(spec.workload).keys(spec))
+    keys = (key for spec in specs if spec.writes for key in spec.workload.keys(spec))
     return list(dict.fromkeys(keys))
 
 

@@ -10,19 +10,18 @@ from collections.abc import Iterator
 from hpcio.runner import resources
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
-from hpcio.workloads import registry
 
 
 def lines(run: RunSpec) -> Iterator[str]:
-    workload = registry.get(run.workload)
+    workload = run.workload
     per_node = run.ranks_per_node or run.ranks
     nodes = -(-run.ranks // per_node)
     what = workload.describe(run)
     yield (
-        f"{run.workload} on {run.target.url}: {run.ranks} rank(s) on {nodes} node(s) "
+        f"{run.workload.name} on {run.target.url}: {run.ranks} rank(s) on {nodes} node(s) "
         f"({per_node} per node), {what + ', ' if what else ''}{run.iterations} iteration(s)"
     )
-    keys = registry.get(run.workload).keys(run) if run.writes else []
+    keys = run.workload.keys(run) if run.writes else []
     kind = "object(s)" if run.target.is_object_store else "file(s)"
     if keys:
         shown = ", ".join(keys[:3]) + (", ..." if len(keys) > 3 else "")

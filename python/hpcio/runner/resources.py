@@ -13,7 +13,6 @@ from hpcio.runner.cleanup import written_keys
 from hpcio.runner.world import Comm
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
-from hpcio.workloads import registry
 from hpcio.workloads.contract import MemoryNeed
 
 #: Buffers may take this share of the memory the node has available; the rest is for the
@@ -23,7 +22,7 @@ MEMORY_SHARE = 0.75
 
 def memory_need(run: RunSpec, ranks_per_node: int) -> MemoryNeed:
     """Buffers on the busiest node, as the run's workload counts them."""
-    return registry.get(run.workload).memory(run, ranks_per_node)
+    return run.workload.memory(run, ranks_per_node)
 
 
 def check_memory(run: RunSpec, ranks_per_node: int, available_bytes: int) -> None:
@@ -66,7 +65,7 @@ def disk_need(run: RunSpec, directory: str) -> int:
     of the same names already hold there; nothing for a run that only reads."""
     if not run.writes:
         return 0
-    workload = registry.get(run.workload)
+    workload = run.workload
     existing = 0
     for key in written_keys([run]):
         with contextlib.suppress(OSError):
@@ -91,7 +90,7 @@ def check_space(run: RunSpec, directory: str) -> None:
         return  # no size at all (ramfs, some FUSE mounts): free space is not reported
     free = stats.f_bavail * stats.f_frsize
     if need > free:
-        workload = registry.get(run.workload)
+        workload = run.workload
         raise SpecError(
             f"the run keeps {format_bytes(need)} on {run.target.url} at its peak "
             f"({workload.disk_words(run)}), more than the {format_bytes(free)} free there: "

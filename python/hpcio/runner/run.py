@@ -35,7 +35,6 @@ from hpcio.runner.pagecache import (
 from hpcio.runner.phase import run_phase
 from hpcio.runner.world import Comm, topology
 from hpcio.spec.model import RunSpec
-from hpcio.workloads import registry
 from hpcio.workloads.contract import Phase, RankInfo, Workload
 from hpcio.workloads.limits import check_limits
 
@@ -64,7 +63,7 @@ def open_target(run: RunSpec) -> _engine.Target:
 def requests_in_flight(run: RunSpec) -> int:
     """Requests a rank can have in flight, as its workload counts them: an object store's I/O
     threads and warmed connections are sized by it."""
-    return registry.get(run.workload).in_flight(run)
+    return run.workload.in_flight(run)
 
 
 _REASONS = {
@@ -102,7 +101,7 @@ def probe_target(run: RunSpec, ranks_per_node: int | None = None) -> None:
     # Only reading what an earlier run left (--phases read): no part limits, no write probe.
     writes = run.writes
     if run.target.is_object_store and writes:
-        written = registry.get(run.workload).objects_written(run)
+        written = run.workload.objects_written(run)
         check_limits(run.target.kind, written, target.limits())
     try:
         target.probe(write=writes)
@@ -167,7 +166,7 @@ def execute(
         topo.nodes,
         topo.placement,
     )
-    workload = registry.get(run.workload)
+    workload = run.workload
     target = open_target(run)
     # Set up once, before the first barrier, what the first phase would otherwise pay for
     # and the later ones not (IOR allocates before it times): pooled store connections.

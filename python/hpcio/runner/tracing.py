@@ -41,7 +41,7 @@ def run_id(run: RunSpec) -> str:
     """A name for one run's trace directory: when it started, what it ran, and a random tail
     so two runs in the same second do not share one. Rank 0's is broadcast to the others."""
     now = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{now}-{run.workload}-{secrets.token_hex(3)}"
+    return f"{now}-{run.workload.name}-{secrets.token_hex(3)}"
 
 
 class Tracer:

@@ -1,6 +1,6 @@
 """RunSpec: one validated run. The settings every run has (target, ranks, iterations, seed,
 phases, verify, keep, direct, fsync, drop caches) are declared here, once; the workload's own
-parameters are its frozen dataclass (workloads/), declared the same way (spec/options.py)."""
+parameters are its frozen dataclass (workloads/), declared the same way (hpcio/options.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hpcio.errors import SpecError
-from hpcio.spec.options import FLAG, NO_FLAG, PHASES, POSITIVE, SIZE, WHOLE, declared, option
+from hpcio.options import FLAG, NO_FLAG, PHASES, POSITIVE, SIZE, WHOLE, declared, option
 from hpcio.spec.target import TargetSpec
+from hpcio.workloads import registry, striping
+from hpcio.workloads.contract import Phase, Workload
 
 #: The phase orders --phases accepts: a read phase reads what the write before it wrote.
 PHASE_ORDERS = (("write",), ("read",), ("write", "read"))
@@ -20,8 +22,9 @@ PHASE_ORDERS = (("write",), ("read",), ("write", "read"))
 class RunSpec:
     """Everything that defines a run. `ranks` is the MPI world size."""
 
-    #: The registered workload's name (workloads/registry.py) and its own parameters.
-    workload: str
+    #: The registered workload (workloads/registry.py; documents hold its name) and its own
+    #: parameters.
+    workload: Workload
     params: Any
     target: TargetSpec
     ranks: int = option("-n", aliases=("--ranks",), kind=POSITIVE, default=1, key="ranks",
@@ -87,11 +90,9 @@ class RunSpec:
         Raises:
             SpecError: one line naming the option and a value that would work.
         """
-        from hpcio.workloads import registry
-
-        workload = registry.get(self.workload)
+        workload = self.workload
         if not isinstance(self.params, workload.params):
-            raise SpecError(f"{self.workload} takes {workload.params.__name__} parameters")
+            raise SpecError(f"{workload.name} takes {workload.params.__name__} parameters")
         for flag, value in (("-n", self.ranks), ("-i", self.iterations)):
             if value < 1:
                 raise SpecError(f"{flag} must be at least 1, got {value}")
@@ -110,8 +111,6 @@ class RunSpec:
         if not 0 <= self.seed < 1 << 64:
             raise SpecError(f"--seed must be from 0 to 2**64-1, got {self.seed}")
         workload.validate(self)
-        from hpcio.workloads import striping
-
         striping.validate(self, workload)
         return self
 
@@ -122,12 +121,7 @@ class RunSpec:
         another command's data set: unet3d reads datagen's) must never remove it."""
         if self.phases is not None:
             return "write" in self.phases
-        from hpcio.workloads import registry
-        from hpcio.workloads.contract import Phase
-
-        workload = registry.WORKLOADS.get(self.workload)
-        if workload is None:
-            return True
+        workload = self.workload
         return Phase.WRITE in workload.own_phases or workload.prepare(self) is not None
 
     def _validate_object_store(self) -> None:
@@ -145,7 +139,10 @@ class RunSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as a result document records it (target redacted; schema version 2)."""
-        record: dict[str, Any] = {"workload": self.workload, "params": params_record(self.params)}
+        record: dict[str, Any] = {
+            "workload": self.workload.name,
+            "params": params_record(self.params),
+        }
         for f in dataclasses.fields(self):
             if f.name not in ("workload", "params", "space_check"):
                 # space_check is a safety check, not part of what is measured.
@@ -153,15 +150,13 @@ class RunSpec:
         record["target"] = self.target.redacted()
         if self.phases is not None:
             record["phases"] = list(self.phases)
-        from hpcio.workloads import registry, striping
-
-        how = striping.method(self, registry.get(self.workload))
+        how = striping.method(self, self.workload)
         if how is not None:
             record["striping"] = how
         return record
 
     @classmethod
-    def build(cls, workload: str, **settings: Any) -> RunSpec:
+    def build(cls, workload: Workload | str, **settings: Any) -> RunSpec:
         """A run of `workload` from settings by field: the common ones, and the params its
         workload declares (others are left out: a sweep's other workloads take them).
         Unvalidated.
@@ -169,14 +164,12 @@ class RunSpec:
         Raises:
             SpecError: an unknown workload.
         """
-        from hpcio.workloads import registry
-
-        chosen = registry.get(workload)
+        chosen = registry.get(workload) if isinstance(workload, str) else workload
         declared_params = {f.name for f in dataclasses.fields(chosen.params)}
         common = {f.name for f in dataclasses.fields(cls)} - {"workload", "params"}
         params = chosen.params(**{k: v for k, v in settings.items() if k in declared_params})
         return cls(
-            workload=chosen.name,
+            workload=chosen,
             params=params,
             **{k: v for k, v in settings.items() if k in common},
         )
@@ -190,34 +183,21 @@ class RunSpec:
             SpecError: a workload this hpcio does not know.
         """
         from hpcio.results.v1 import upgrade_run
-        from hpcio.workloads import registry
 
         record = upgrade_run(record)
-        workload = registry.get(str(record["workload"]))
         common = {f.name for f in dataclasses.fields(cls)} - {"workload", "params", "target"}
         values = {k: v for k, v in record.items() if k in common}
         if values.get("phases") is not None:
             values["phases"] = tuple(values["phases"])
-        target = record["target"]
-        return cls(
-            workload=workload.name,
-            params=params_from(workload.params, record.get("params", {})),
-            target=TargetSpec.from_url(str(target["url"])),
-            **values,
-        )
+        # JSON has lists where the frozen params hold tuples (repeated options such as --hint).
+        params = {k: tuple(v) if isinstance(v, list) else v
+                  for k, v in record.get("params", {}).items() if k not in common}  # fmt: skip
+        target = TargetSpec.from_url(str(record["target"]["url"]))
+        return cls.build(str(record["workload"]), **params, **values, target=target)
 
 
 def params_record(params: Any) -> dict[str, Any]:
     return {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
-
-
-def params_from(cls: type, record: dict[str, Any]) -> Any:
-    """`cls` from a recorded params dict; fields it does not have are left out."""
-    names = {f.name for f in dataclasses.fields(cls)}
-    # JSON has lists where the frozen params hold tuples (repeated options such as --hint).
-    return cls(
-        **{k: tuple(v) if isinstance(v, list) else v for k, v in record.items() if k in names}
-    )
 
 
 #: The common settings' declarations, for argparse and suites.

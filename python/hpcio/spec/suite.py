@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hpcio.errors import HpcioError, SpecError
+from hpcio.options import SIZE, Option
 from hpcio.spec import tomlfile
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec
-from hpcio.spec.options import SIZE, Option
 from hpcio.spec.sweep import grid
 from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes, parse_size_range
@@ -160,14 +160,14 @@ def load_suite(
         raise toml.error(("grid",), "[grid] needs 'patterns' or 'workloads'")
     names = read.axis("patterns", _pattern) + read.axis("workloads", _workload)
     workloads = list(dict.fromkeys(names))
-    sized = [w for w in workloads if registry.get(w).takes("size_per_rank_bytes")]
+    sized = [w for w in workloads if w.takes("size_per_rank_bytes")]
     if sized and "sizes" not in grid_table:
         raise toml.error(("grid",), "[grid] needs 'sizes'")
     sizes = [size for sizes in read.axis("sizes", _sizes) for size in sizes]
     if sizes and not sized:
         raise toml.error(
             grid_where["sizes"], f"'sizes' is for workloads with a size per rank, not "
-            f"{', '.join(workloads)}",
+            f"{', '.join(w.name for w in workloads)}",
         )  # fmt: skip
     rank_counts = read.axis("ranks", _positive_int, default=[1])
     layouts: list[int | None] = list(read.axis("ranks_per_node", _positive_int, default=[None]))
@@ -225,16 +225,16 @@ def describe(point: RunSpec, *, target: bool = True) -> str:
 
 
 def _label(point: RunSpec) -> str:
-    settings = {"workload": point.workload, **dataclasses.asdict(point.params)}
-    return registry.get(point.workload).label(settings)
+    settings = {"workload": point.workload.name, **dataclasses.asdict(point.params)}
+    return point.workload.label(settings)
 
 
-def _point(settings: Mapping[str, Any], name: str, size: int | None) -> RunSpec:
-    """The run of workload `name` at `size` per rank (None: it has no size per rank) with
+def _point(settings: Mapping[str, Any], workload: Workload, size: int | None) -> RunSpec:
+    """The run of `workload` at `size` per rank (None: it has no size per rank) with
     `settings` (common settings and params options by field; each workload takes the params
     it declares)."""
     sized = {} if size is None else {"size_per_rank_bytes": size}
-    return RunSpec.build(name, **{**settings, **sized})
+    return RunSpec.build(workload, **{**settings, **sized})
 
 
 def _sized(point: RunSpec, size: int | None) -> list[RunSpec]:
@@ -246,7 +246,7 @@ def _grid(
     grid_base: Mapping[str, Any],
     base: Mapping[str, Any],
     target_path: tomlfile.KeyPath,
-    workloads: Sequence[str],
+    workloads: Sequence[Workload],
     sizes: Sequence[int],
     listed: Sequence[Mapping[str, Any]],
 ) -> list[RunSpec]:
@@ -254,19 +254,18 @@ def _grid(
     top). A point that cannot run is blamed on the [grid] when it fails there too, else on the
     [[target]]."""
     points = []
-    for name in workloads:
-        takes_size = registry.get(name).takes("size_per_rank_bytes")
-        for size in sizes if takes_size else [None]:
+    for workload in workloads:
+        for size in sizes if workload.takes("size_per_rank_bytes") else [None]:
             for chosen in listed:
                 try:
-                    points.extend(_sized(_point({**base, **chosen}, name, size), size))
+                    points.extend(_sized(_point({**base, **chosen}, workload, size), size))
                 except SpecError as e:
                     try:
-                        _sized(_point({**grid_base, **chosen}, name, size), size)
+                        _sized(_point({**grid_base, **chosen}, workload, size), size)
                         where = target_path
                     except SpecError:
                         where = ("grid",)
-                    point = _point({**base, **chosen}, name, size)
+                    point = _point({**base, **chosen}, workload, size)
                     raise toml.error(where, f"{describe(point)}: {e}") from None
     return points
 
@@ -350,7 +349,7 @@ def _refuse_unused(
     toml: tomlfile.TomlFile,
     options: Mapping[str, Any],
     where: Mapping[str, tomlfile.KeyPath],
-    workloads: Sequence[str],
+    workloads: Sequence[Workload],
     any_workload: bool,
 ) -> None:
     """A params option in [grid] that none of its workloads declares is a mistake (named by
@@ -358,14 +357,16 @@ def _refuse_unused(
     for opt in SUITE_OPTIONS.values():
         if opt.field not in options or any(o.field == opt.field for o in COMMON_OPTIONS):
             continue
-        if not any(w in registry.taking(opt.field) for w in workloads):
-            family = None if any_workload else FAMILY
-            takers = ", ".join(n for n in registry.taking(opt.field, family)
-                               if family or registry.get(n).in_suites)  # fmt: skip
+        if not any(w.takes(opt.field) for w in workloads):
+            takers = ", ".join(
+                registry.taking(opt.field, FAMILY) if not any_workload
+                else [w.name for w in registry.in_suites() if w.takes(opt.field)]
+            )  # fmt: skip
             what = "workloads" if any_workload else "patterns"
             raise toml.error(
                 where.get(str(opt.key), ("grid",)),
-                f"'{opt.key}' is for {takers}; the grid's {what} are {', '.join(workloads)}",
+                f"'{opt.key}' is for {takers}; the grid's {what} are "
+                f"{', '.join(w.name for w in workloads)}",
             )
 
 
@@ -498,13 +499,14 @@ def _string(value: Any) -> str:
     return value
 
 
-def _pattern(value: Any) -> str:
-    return registry.get(_string(value), FAMILY).name
+def _pattern(value: Any) -> Workload:
+    return _workload(value, FAMILY)
 
 
-def _workload(value: Any) -> str:
-    """Any workload `hpcio run --workload` (or --pattern) runs, or training."""
-    found = registry.get(_string(value))
+def _workload(value: Any, family: str | None = None) -> Workload:
+    """Any workload `hpcio run --workload` (or --pattern) runs, or training (of `family`,
+    when given)."""
+    found = registry.get(_string(value), family)
     if found.name == "unet3d-datagen":
         raise SpecError(
             "unet3d-datagen is not a suite's point: run `hpcio train datagen` once, then the "
@@ -512,7 +514,7 @@ def _workload(value: Any) -> str:
         )
     if not found.in_suites:
         raise SpecError(f"{found.name} is run by `hpcio {found.family}`, not by a suite")
-    return found.name
+    return found
 
 
 def _positive_int(value: Any) -> int:

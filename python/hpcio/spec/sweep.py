@@ -8,8 +8,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hpcio.errors import HpcioError
+from hpcio.options import declared
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec
-from hpcio.spec.options import declared
 
 
 def grid(base: RunSpec, sizes: Sequence[int]) -> list[RunSpec]:

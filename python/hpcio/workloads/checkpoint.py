@@ -8,14 +8,14 @@ the bytes for one machine and keeps the shape (the ranks)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hpcio.errors import SpecError
-from hpcio.spec.model import RunSpec
-from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes
 from hpcio.workloads.patterns.mfmw import Mfmw
-from hpcio.workloads.patterns.params import FilePerRankParams
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 MiB, GiB, TiB = 1 << 20, 1 << 30, 1 << 40
 #: Saves, then loads, as MLPerf Storage's checkpoint benchmark does them.
@@ -104,36 +104,3 @@ def shard_bytes(model: Model, scale: int, transfer: int) -> tuple[int, int]:
         )
     transfer = min(transfer, shard)
     return shard // transfer * transfer, transfer
-
-
-def checkpoint_runs(
-    model: Model,
-    target: TargetSpec,
-    *,
-    ranks: int,
-    scale: int = 1,
-    transfer: int = TRANSFER_BYTES,
-    in_flight: int = IN_FLIGHT,
-    reorder: bool = False,
-    drop_caches: bool = False,
-    verify: bool = False,
-    seed: int = 1,
-) -> tuple[RunSpec, RunSpec]:
-    """The save run (10 writes of every shard, kept) and the load run (10 reads of them).
-
-    Raises:
-        SpecError: the wrong number of ranks, a bad scale, or a store limit.
-    """
-    shard, transfer = shard_bytes(model, scale, transfer)
-    params = FilePerRankParams(
-        size_per_rank_bytes=shard, transfer_bytes=transfer, in_flight=in_flight, reorder=reorder
-    )
-    save = RunSpec(
-        workload=model.name, params=params, target=target, ranks=ranks, iterations=SAVES,
-        phases=("write",), fsync=not target.is_object_store, keep=True, seed=seed,
-    ).validate()  # fmt: skip
-    load = RunSpec(
-        workload=model.name, params=params, target=target, ranks=ranks, iterations=LOADS,
-        phases=("read",), verify=verify, drop_caches=drop_caches, seed=seed,
-    ).validate()  # fmt: skip
-    return save, load

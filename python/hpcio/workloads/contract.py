@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hpcio import _engine
 from hpcio.errors import SpecError
-from hpcio.spec.options import declared
+from hpcio.options import declared
 from hpcio.units import format_bytes
 from hpcio.workloads.plans import Plan
 
@@ -229,7 +229,7 @@ class Workload:
     name: str
     #: Which report tables show its documents: "pattern", "profile", "iozone", or its own.
     family: str
-    #: Its parameters: a frozen dataclass of fields declared with spec.options.option.
+    #: Its parameters: a frozen dataclass of fields declared with hpcio.options.option.
     params: type
     #: One line for listings and help.
     summary: str
@@ -248,6 +248,10 @@ class Workload:
     #: Each phase moves the whole data set (its files' size); False where a phase moves what
     #: it moves (a replay's reads): tables then divide the bytes moved by the time.
     moves_data_set: bool = True
+
+    def __repr__(self) -> str:
+        # A RunSpec's repr names its workload, as its documents do.
+        return f"<workload {self.name}>"
 
     def phases(self, run: RunSpec) -> tuple[Phase, ...]:
         """The timed phases of `run`, in order."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hpcio import _engine
-from hpcio.spec.options import POSITIVE, SIZE, choice, option
+from hpcio.options import POSITIVE, SIZE, choice, option
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import (
     Body,

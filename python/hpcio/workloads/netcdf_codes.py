@@ -31,7 +31,7 @@ import numpy as np
 
 from hpcio import _engine
 from hpcio.errors import SpecError
-from hpcio.spec.options import FLAG, SIZE, option
+from hpcio.options import FLAG, SIZE, option
 from hpcio.units import format_bytes
 from hpcio.workloads import striping
 from hpcio.workloads.apis.replay import mpi_info

@@ -7,7 +7,7 @@ import difflib
 from collections.abc import Iterable
 
 from hpcio.errors import SpecError
-from hpcio.spec.options import Option, declared
+from hpcio.options import Option, declared
 from hpcio.workloads import checkpoint, listing, netcdf_codes, patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hpcio.spec.options import DURATION, FLAG, PAIRS, POSITIVE, SIZE, choice, option
+from hpcio.options import DURATION, FLAG, PAIRS, POSITIVE, SIZE, choice, option
 from hpcio.workloads.apis import APIS, WHAT
 
 #: Transfers in flight per rank: each is an engine lane with a transfer's buffer, and a node

@@ -1,4 +1,5 @@
-"""The five storage profiles of the fio study (reference 003): data, and RunSpecs built from it.
+"""The five storage profiles of the fio study (reference 003), as registered workloads
+(spec/presets.py builds their runs).
 
 A profile is a preset over the N-N patterns: every rank writes its own files (mfmw), then reads
 them back, in ascending or seeded random order, with a fixed transfer and number of requests in
@@ -16,15 +17,16 @@ at least 5 MiB, and an upload cannot be rewritten for a time-based run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from hpcio.errors import SpecError
-from hpcio.spec.model import RunSpec
-from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import Phase
 from hpcio.workloads.patterns.mfmw import Mfmw, untimed_layout
-from hpcio.workloads.patterns.params import FilePerRankParams
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
+    from hpcio.spec.target import TargetSpec
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
@@ -99,91 +101,6 @@ def get(name: str) -> Profile:
         raise SpecError(
             f"unknown profile '{name}'; choose one of {', '.join(PROFILES)}, all"
         ) from None
-
-
-def profile_run(
-    profile: Profile,
-    target: TargetSpec,
-    *,
-    ranks: int,
-    size_bytes: int | None,
-    node_ram_bytes: int,
-    direct: bool = False,
-    verify: bool = False,
-    seed: int = 1,
-    iterations: int = 1,
-    keep: bool = False,
-    duration_s: float | None = None,
-    in_flight: int | None = None,
-    drop_caches: bool = False,
-    nodes: int = 1,
-    reorder: bool = False,
-) -> RunSpec:
-    """The run that measures `profile` on `target`.
-
-    Args:
-        profile: what to measure.
-        target: where.
-        ranks: MPI ranks; the data set is split evenly between them.
-        size_bytes: the data set of the whole run (all ranks); None for the profile's default
-            (on object stores, 64 MiB for the 4 KiB profiles).
-        node_ram_bytes: this node's RAM, for streaming's default of twice that.
-        direct: bypass the page cache even where the profile does not (POSIX only).
-        verify: check every byte read.
-        seed: payload and random-order seed.
-        iterations: repetitions.
-        keep: keep the files afterwards.
-        duration_s: repeat each phase's transfers for this long (fio's time_based); None: once.
-        in_flight: requests in flight per rank; None for the profile's own.
-        drop_caches: drop the page cache on every node before each read phase (root).
-        nodes: nodes the ranks run on: streaming's default is twice the RAM of each of them.
-        reorder: read another rank's data (another node's when there are several; IOR -C).
-
-    Raises:
-        SpecError: a size too small for one transfer per rank.
-    """
-    size = size_bytes if size_bytes is not None else profile.default_size_bytes
-    if size_bytes is None and target.is_object_store and profile.transfer_bytes < MiB:
-        size = OBJECT_STORE_SMALL_SIZE
-    if size is None:
-        if not node_ram_bytes:
-            raise SpecError(f"{profile.name}: this node's RAM is unknown; give --size")
-        size = 2 * node_ram_bytes * nodes
-    transfer = profile.transfer_bytes
-    lanes = profile.in_flight if in_flight is None else in_flight
-    if target.is_object_store:
-        files = max(1, size // ranks // transfer)  # an object per transfer
-    else:
-        # A file per request in flight, as fio's jobs each have theirs (numjobs).
-        files = max(1, min(lanes, size // ranks // transfer))
-    per_rank = size // ranks // (transfer * files) * (transfer * files)
-    if per_rank < transfer:
-        raise SpecError(
-            f"--size {format_bytes(size)} over {ranks} rank(s) is less than one "
-            f"{format_bytes(transfer)} transfer per rank; use --size "
-            f"{format_bytes(ranks * transfer).replace(' ', '')} or more"
-        )
-    params = FilePerRankParams(
-        size_per_rank_bytes=per_rank,
-        transfer_bytes=transfer,
-        in_flight=lanes,
-        reorder=reorder,
-        files_per_rank=files,
-        random_offsets=profile.order == "random",
-        duration_s=duration_s,
-    )
-    return RunSpec(
-        workload=profile.name,
-        params=params,
-        target=target,
-        ranks=ranks,
-        iterations=iterations,
-        direct=(profile.bypass_cache or direct) and not target.is_object_store,
-        verify=verify,
-        keep=keep,
-        seed=seed,
-        drop_caches=drop_caches,
-    ).validate()
 
 
 def object_store_note(target: TargetSpec) -> str | None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hpcio.errors import SpecError
-from hpcio.spec.options import POSITIVE, Kind, choice, option
+from hpcio.options import POSITIVE, Kind, choice, option
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import (
     Body,

@@ -21,7 +21,7 @@ import numpy as np
 
 from hpcio import _engine
 from hpcio.errors import SpecError
-from hpcio.spec.options import SIZE, option
+from hpcio.options import SIZE, option
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import (
     Body,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hpcio.errors import SpecError
-from hpcio.spec.options import FLAG, Kind, choice, option
+from hpcio.options import FLAG, Kind, choice, option
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import (
     Body,

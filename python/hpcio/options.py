@@ -1,6 +1,7 @@
-"""Options declared once: each run setting is a dataclass field whose metadata names its CLI
-flag, its suite key, its kind (how text or a TOML value becomes the value), its unit and help.
-argparse, suites and result documents all read the declaration (`declared`)."""
+"""Options declared once, the ground floor (it imports only units and errors): each run setting
+is a dataclass field whose metadata names its CLI flag, its suite key, its kind (how text or a
+TOML value becomes the value), its unit and help. argparse, suites and result documents all
+read the declaration (`declared`)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ alike, argparse and suites take every declared option, and a value is named by i
 import argparse
 
 import pytest
+from hpcio import options
 from hpcio.errors import SpecError
-from hpcio.spec import options
 from hpcio.spec.model import COMMON_OPTIONS
 from hpcio.spec.suite import RUN_OPTIONS, load_suite
 from hpcio.workloads import registry
