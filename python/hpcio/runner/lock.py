@@ -45,7 +45,7 @@ def hold(run: RunSpec) -> None:
     Raises:
         TargetError: another live run holds it (its host, pid and start are named).
     """
-    if run.target.kind == "memory":
+    if run.target.in_process:
         return  # objects that live and die with this one process
     if run.target.is_object_store:
         _hold_object(run)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcio import _engine
+from hpcio.kinds import Setting
 from hpcio.runner import ceiling
 from hpcio.spec.target import TargetSpec
 
@@ -196,68 +197,34 @@ def _takes_o_direct(directory: str) -> bool | None:
             os.unlink(name)
 
 
-#: Per store kind: (where the endpoint may be set, where credentials may come from), each a
-#: (--store-option key, environment variable) in the order object_store's builders read them
-#: (engine/src/target/credentials.rs refuses a store with none of the credentials).
-_ENDPOINTS = {
-    "s3": (("aws_endpoint", "AWS_ENDPOINT_URL"), ("aws_endpoint", "AWS_ENDPOINT")),
-    "azure": (("azure_storage_endpoint", "AZURE_STORAGE_ENDPOINT"),),
-    "gcs": (("google_base_url", "GOOGLE_BASE_URL"),),
-}
-_CREDENTIALS = {
-    "s3": (("aws_access_key_id", "AWS_ACCESS_KEY_ID", "access key"),
-           ("aws_skip_signature", "AWS_SKIP_SIGNATURE", "none (unsigned requests)"),
-           ("aws_web_identity_token_file", "AWS_WEB_IDENTITY_TOKEN_FILE", "web identity"),
-           ("aws_container_credentials_relative_uri", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-            "container credentials"),
-           ("aws_metadata_endpoint", "AWS_METADATA_ENDPOINT", "instance profile")),
-    "azure": (("azure_storage_use_emulator", "AZURE_STORAGE_USE_EMULATOR", "the emulator's key"),
-              ("azure_storage_account_key", "AZURE_STORAGE_ACCOUNT_KEY", "account key"),
-              ("azure_storage_sas_key", "AZURE_STORAGE_SAS_KEY", "SAS"),
-              ("azure_storage_token", "AZURE_STORAGE_TOKEN", "bearer token"),
-              ("azure_client_id", "AZURE_CLIENT_ID", "service principal or managed identity"),
-              ("azure_federated_token_file", "AZURE_FEDERATED_TOKEN_FILE", "workload identity"),
-              ("azure_use_azure_cli", "AZURE_USE_AZURE_CLI", "the Azure CLI's login"),
-              ("azure_skip_signature", "AZURE_SKIP_SIGNATURE", "none (unsigned requests)"),
-              ("azure_msi_endpoint", "AZURE_MSI_ENDPOINT", "managed identity")),
-    "gcs": (("google_service_account", "GOOGLE_SERVICE_ACCOUNT", "service account file"),
-            ("google_service_account_key", "GOOGLE_SERVICE_ACCOUNT_KEY", "service account key"),
-            ("google_application_credentials", "GOOGLE_APPLICATION_CREDENTIALS",
-             "application credentials file"),
-            ("google_bearer_token", "GOOGLE_BEARER_TOKEN", "bearer token"),
-            ("google_skip_signature", "GOOGLE_SKIP_SIGNATURE", "none (unsigned requests)")),
-}  # fmt: skip
-
-
 def object_store(target: TargetSpec, environ: Mapping[str, str]) -> dict[str, Any]:
     """The endpoint and the credential source a run on `target` would use: names of options
     and variables only, never a value but the endpoint's URL."""
     options = {k.lower(): v for k, v in target.options.items()}
 
-    def first(pairs: Sequence[tuple[str, ...]]) -> tuple[tuple[str, ...], str] | None:
-        for pair in pairs:
-            key, variable = pair[0], pair[1]
-            if options.get(key):
-                return pair, f"--store-option {key}"
-            if environ.get(variable):
-                return pair, f"{variable} in the environment"
+    def first(settings: Sequence[Setting]) -> tuple[Setting, str] | None:
+        for setting in settings:
+            if options.get(setting.key):
+                return setting, f"--store-option {setting.key}"
+            if environ.get(setting.variable):
+                return setting, f"{setting.variable} in the environment"
         return None
 
+    traits = target.traits
     facts: dict[str, Any] = {"url": target.url, "kind": target.kind}
-    endpoint = first(_ENDPOINTS.get(target.kind, ()))
+    endpoint = first(traits.endpoints)
+    emulated = traits.emulator is not None and first((traits.emulator[0],)) is not None
     if endpoint is not None:
-        key, variable = endpoint[0][0], endpoint[0][1]
-        facts["endpoint"] = options.get(key) or environ.get(variable)
-    elif target.kind == "azure" and (
-        options.get("azure_storage_use_emulator") or environ.get("AZURE_STORAGE_USE_EMULATOR")
-    ):
-        facts["endpoint"] = "http://127.0.0.1:10000 (the emulator's)"
+        setting = endpoint[0]
+        facts["endpoint"] = options.get(setting.key) or environ.get(setting.variable)
+    elif emulated and traits.emulator is not None:
+        facts["endpoint"] = traits.emulator[1]
     else:
         facts["endpoint"] = "the provider's default"
-    credentials = first(_CREDENTIALS.get(target.kind, ()))
+    credentials = first(traits.credentials)
     if credentials is not None:
-        facts["credentials"] = f"{credentials[0][2]} ({credentials[1]})"
-    elif target.kind == "memory":
+        facts["credentials"] = f"{credentials[0].means} ({credentials[1]})"
+    elif traits.in_process:
         facts["credentials"] = "none needed (in this process)"
     else:
         facts["credentials"] = (

@@ -164,9 +164,10 @@ def read_warnings(
 
 
 def _object_store_record(run: RunSpec, facts: CacheFacts, ram_bytes: int) -> CacheRecord:
-    if run.target.kind == "memory":
+    if run.target.in_process:
         notes = (
-            "memory:// keeps objects in this process: the figures measure hpcio's own "
+            f"{run.target.traits.scheme}:// keeps objects in this process: the figures measure "
+            "hpcio's own "
             "overhead, with no storage or network behind it",
         )
     else:

@@ -134,8 +134,8 @@ class RunSpec:
                 f"--drop-caches: {self.target.kind} targets have no page cache to drop; "
                 "drop --drop-caches"
             )
-        if self.target.kind == "memory" and self.ranks > 1:
-            raise SpecError("memory:// lives inside one process: use -n 1")
+        if self.target.in_process and self.ranks > 1:
+            raise SpecError(f"{self.target.traits.scheme}:// lives inside one process: use -n 1")
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as a result document records it (target redacted; schema version 2)."""

@@ -7,50 +7,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
+from hpcio import kinds
 from hpcio.errors import SpecError
-
-#: URL scheme -> target kind, as the engine's scheme table names them.
-KINDS = {"file": "posix", "s3": "s3", "az": "azure", "gs": "gcs", "memory": "memory"}
-OBJECT_KINDS = ("s3", "azure", "gcs", "memory")
-
-#: Scheme -> (what the first part of the URL names, an example URL).
-_CONTAINERS = {
-    "s3": ("bucket", "s3://bucket/prefix"),
-    "az": ("container", "az://container/prefix"),
-    "gs": ("bucket", "gs://bucket/prefix"),
-}
-
-#: Scheme -> (the provider's naming rule for buckets or containers, as a pattern; in words).
-_NAME_RULES = {
-    "s3": (
-        r"(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]",
-        "3-63 lowercase letters, digits, dots and hyphens, starting and ending with a letter "
-        "or digit",
-    ),
-    "az": (
-        r"(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]",
-        "3-63 lowercase letters, digits and single hyphens, starting and ending with a letter "
-        "or digit",
-    ),
-    "gs": (
-        r"(?!goog)(?!.*\.\.)[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]",
-        "3-63 lowercase letters, digits, hyphens and underscores (up to 222 with dots), "
-        "starting and ending with a letter or digit",
-    ),
-}
+from hpcio.kinds import Container
 
 
-def check_container_name(scheme: str, name: str) -> None:
+def check_container_name(container: Container, scheme: str, name: str) -> None:
     """Refuse a bucket or container name its provider would reject, before any request.
 
     Raises:
         SpecError: the name and the provider's rule.
     """
-    what, _ = _CONTAINERS[scheme]
-    pattern, rule = _NAME_RULES[scheme]
-    too_long = scheme == "gs" and "." not in name and len(name) > 63
-    if re.fullmatch(pattern, name) is None or too_long:
-        raise SpecError(f"invalid {what} name '{name}' for {scheme}://: use {rule}")
+    too_long = container.max_plain_length is not None and "." not in name
+    too_long = too_long and len(name) > (container.max_plain_length or 0)
+    if re.fullmatch(container.pattern, name) is None or too_long:
+        raise SpecError(
+            f"invalid {container.word} name '{name}' for {scheme}://: use {container.rule}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,30 +42,46 @@ class TargetSpec:
             SpecError: an unknown scheme or a relative path.
         """
         parsed = urlparse(url)
-        if parsed.scheme not in KINDS:
-            known = ", ".join(f"{s}://" for s in KINDS)
+        row = kinds.SCHEMES.get(parsed.scheme)
+        if row is None:
+            known = ", ".join(f"{s}://" for s in kinds.SCHEMES)
             raise SpecError(f"target '{url}': unknown scheme; supported: {known}")
         if "@" in parsed.netloc:
             raise SpecError(
                 "target URL holds credentials: give them in the environment or --store-option"
             )
-        if parsed.scheme == "file":
+        if not row.object_store:
             if parsed.netloc or not parsed.path.startswith("/"):
-                raise SpecError(f"target '{url}': use an absolute path, e.g. file:///scratch/hpcio")
-            url = "file://" + parsed.path.rstrip("/") if parsed.path != "/" else "file:///"
-        elif parsed.scheme == "memory":
-            url = "memory://" + (parsed.netloc + parsed.path).strip("/")
+                raise SpecError(
+                    f"target '{url}': use an absolute path, e.g. {row.scheme}:///scratch/hpcio"
+                )
+            path = parsed.path.rstrip("/") if parsed.path != "/" else "/"
+            url = f"{row.scheme}://{path}"
+        elif row.container is None:
+            url = f"{row.scheme}://" + (parsed.netloc + parsed.path).strip("/")
         elif not parsed.netloc:
-            what, example = _CONTAINERS[parsed.scheme]
-            raise SpecError(f"target '{url}': name the {what}, e.g. {example}")
+            raise SpecError(
+                f"target '{url}': name the {row.container.word}, e.g. {row.container.example}"
+            )
         else:
-            check_container_name(parsed.scheme, parsed.netloc)
+            check_container_name(row.container, row.scheme, parsed.netloc)
             url = f"{parsed.scheme}://{parsed.netloc}/{parsed.path.strip('/')}".rstrip("/")
-        return cls(url=url, kind=KINDS[parsed.scheme], options=dict(options))
+        return cls(url=url, kind=row.name, options=dict(options))
+
+    @property
+    def traits(self) -> kinds.TargetKind:
+        """What a target of this kind is (hpcio/kinds.py)."""
+        return kinds.of(self.kind)
+
+    @property
+    def in_process(self) -> bool:
+        """Its data lives and dies with this one process (memory://)."""
+        return self.traits.in_process
 
     @property
     def is_object_store(self) -> bool:
-        return self.kind in OBJECT_KINDS
+        """Keys name objects, not files at paths."""
+        return self.traits.object_store
 
     @property
     def path(self) -> str:

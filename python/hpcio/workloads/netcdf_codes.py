@@ -137,7 +137,7 @@ class NetcdfCode(Workload):
                 f"--size-per-rank {format_bytes(size)}: {self.name} writes float32, so a "
                 "rank's slab must be a whole number of 4-byte values"
             )
-        if run.target.kind != "posix":
+        if run.target.is_object_store:
             raise SpecError(f"{self.name} writes a NetCDF file: give a file:// target")
         if run.direct:
             raise SpecError(f"--direct: {self.name} goes through NetCDF and HDF5's own I/O")

@@ -42,7 +42,7 @@ def validate(run: RunSpec, workload: Workload) -> None:
     """Raises: SpecError where no way to set the layout exists."""
     if not asked(run):
         return
-    if run.target.kind != "posix":
+    if run.target.is_object_store:
         raise SpecError(
             f"--stripe-count and --stripe-size are Lustre layouts: {run.target.kind} targets "
             "have none"

@@ -271,7 +271,7 @@ class PatternWorkload(Workload):
         return self.with_memory_target(run, need)
 
     def with_memory_target(self, run: RunSpec, need: MemoryNeed) -> MemoryNeed:
-        if run.target.kind != "memory":
+        if not run.target.in_process:
             return need
         data = file_bytes(run)
         return MemoryNeed(

@@ -22,14 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hpcio import kinds
 from hpcio.trace.operations import Operations
 from hpcio.workloads.replay.source import key_of
 
 #: Waits shorter than this are not made (a Python sleep is not that precise).
 MIN_GAP_NS = 100_000
-#: Smallest part of a multipart upload but the last, by target kind (S3 and GCS's XML API).
-MIN_PART_BYTES = {"s3": 5 << 20, "gcs": 5 << 20}
-MAX_PARTS = {"s3": 10_000, "gcs": 10_000, "azure": 50_000}
 
 PUT, PARTS, SHARED, SEPARATE = "put", "parts", "shared", "separate"
 
@@ -86,11 +84,12 @@ def object_mapping(ops: Operations, ranks: int, target_kind: str) -> dict[str, s
 
 def _tiles(offsets: np.ndarray, lengths: np.ndarray, target_kind: str) -> bool:
     """The writes, in order, are parts 0, 1, 2... of one length (the last may be shorter)."""
+    limits = kinds.of(target_kind).limits
     part = int(lengths[0])
     n = len(offsets)
     return (
-        part >= MIN_PART_BYTES.get(target_kind, 1)
-        and n <= MAX_PARTS.get(target_kind, n)
+        part >= max(limits.min_part_bytes, 1)
+        and n <= (limits.max_parts or n)
         and bool(np.all(offsets == np.arange(n) * part))
         and bool(np.all(lengths[:-1] == part))
         and int(lengths[-1]) <= part

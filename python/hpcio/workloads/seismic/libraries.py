@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcio import _engine
+from hpcio import _engine, kinds
 from hpcio.workloads.contract import Context
 from hpcio.workloads.seismic import stores, velocity
 from hpcio.workloads.seismic.layout import Box, Layout
@@ -165,7 +165,7 @@ def compressors(compression: str) -> Any:
 def count_requests(metrics: dict[str, Any], store: stores.CountedStore) -> None:
     """On an object store, the store's requests by kind (metrics requests_<kind>): the
     phase's own requests count zarr's calls, which become several requests each."""
-    if store.kind in stores.OBJECT_KINDS:
+    if kinds.of(store.kind).store_class is not None:
         for kind, count in store.requests.items():
             metrics[f"requests_{kind}"] = metrics.get(f"requests_{kind}", 0) + count
 

@@ -15,23 +15,23 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from hpcio import kinds
+
 if TYPE_CHECKING:
     from hpcio.spec.target import TargetSpec
 
-#: Target kinds whose zarr store is an obstore store (memory:// is refused by the workloads).
-OBJECT_KINDS = ("s3", "azure", "gcs")
 #: --store-option keys the engine reads as its retry policy, not as store configuration.
 _RETRY_KEYS = ("max_retries", "retry_timeout_s", "backoff_initial_ms", "backoff_max_s")
 
 
 def object_store(spec: TargetSpec, under: str) -> Any:
     """An obstore store for `spec`'s bucket, rooted at `under` below the target's prefix."""
-    from obstore.store import AzureStore, GCSStore, S3Store
+    import obstore.store
 
     parsed = urlparse(spec.url)
     prefix = "/".join(p for p in (parsed.path.strip("/"), under) if p)
     options = {k: v for k, v in spec.options.items() if k not in _RETRY_KEYS}
-    made = {"s3": S3Store, "azure": AzureStore, "gcs": GCSStore}[spec.kind]
+    made = getattr(obstore.store, str(spec.traits.store_class))
     return made(parsed.netloc, prefix=prefix, config=options, retry_config=_retry(spec.options))
 
 
@@ -83,7 +83,7 @@ def put_requests(kind: str, nbytes: int) -> dict[str, int]:
     if nbytes <= MULTIPART_CHUNK_BYTES:
         return {"put": 1}
     parts = -(-nbytes // MULTIPART_CHUNK_BYTES)
-    if kind == "azure":
+    if kinds.of(kind).uploads == "blocks":
         return {"put_block": parts, "put_block_list": 1}
     return {"create_multipart": 1, "upload_part": parts, "complete_multipart": 1}
 

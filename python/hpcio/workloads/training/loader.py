@@ -64,7 +64,7 @@ def generate(context: Context) -> None:
     p = run.params
     data = _data_set(context)
     sizes = data.array_bytes()
-    everyone = run.target.kind == "memory"
+    everyone = run.target.in_process
     mine = range(data.samples) if everyone else range(who.rank, data.samples, who.size)
     if not len(mine):
         return

@@ -239,7 +239,7 @@ class Unet3d(_Unet3dBase):
     def prepare(self, run: RunSpec) -> RunSpec | None:
         """memory:// lives in one process: each rank lays out the whole data set in its own
         store first (untimed); every other target reads what `hpcio train datagen` left."""
-        return run if run.target.kind == "memory" else None
+        return run if run.target.in_process else None
 
     def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
         if phase is Phase.WRITE:
@@ -270,7 +270,7 @@ class Unet3d(_Unet3dBase):
             f"{p.prefetch} batch(es) ahead x {lanes} reader(s) x {format_bytes(lane)} "
             f"({'a transfer' if p.transfer_bytes else 'the largest sample'})"
         )
-        if run.target.kind == "memory":
+        if run.target.in_process:
             generating = 2 * self._largest(run)
             return MemoryNeed(
                 ranks_per_node * (data_set(run).total_bytes() + max(readers, generating)),
@@ -288,7 +288,7 @@ class Unet3d(_Unet3dBase):
     def stored_bytes(self, run: RunSpec) -> int:
         """Nothing written: training reads what datagen left (but on memory://, where each
         rank holds the data set it lays out itself)."""
-        return data_set(run).total_bytes() if run.target.kind == "memory" else 0
+        return data_set(run).total_bytes() if run.target.in_process else 0
 
     def moved_bytes(self, run: RunSpec, phase: Phase) -> int:
         """Bytes read in one iteration: every epoch reads the samples its steps cover, about

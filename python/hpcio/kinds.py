@@ -1,0 +1,197 @@
+"""Target kinds, the ground floor: one row per kind says what every layer needs to know of it
+(its URL's form, where its endpoint and credentials come from, its part limits, its pricing
+class, the library store class that reaches it, whether its data lives in this process), so no
+other code tests a kind by name. Importable without the native engine (reports use it).
+
+A new kind is a row here and its engine module; tests/test_kinds.py holds the rows' limits to
+the engine's own (`_engine.Target(url).limits()`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hpcio.errors import SpecError
+
+MiB, GiB = 1 << 20, 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One place a store setting may come from: a --store-option key or an environment
+    variable (object_store's builders read both), and what it means for the run."""
+
+    key: str
+    variable: str
+    means: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PartLimits:
+    """The multipart upload (or block list) limits of a kind: 0 where there is no limit."""
+
+    #: Every part but the last must be at least this long.
+    min_part_bytes: int = 0
+    max_part_bytes: int = 0
+    max_parts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """What the first part of an object store's URL names, and the provider's naming rule."""
+
+    word: str  # "bucket", "container"
+    example: str
+    #: The rule as a pattern, and in words for the message that refuses a name.
+    pattern: str
+    rule: str
+    #: Longest name without dots (GCS allows 222 characters only in names with dots).
+    max_plain_length: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TargetKind:
+    """What a target of one kind is. `name` is the engine's name for it (TargetSpec.kind)."""
+
+    name: str
+    scheme: str
+    #: Keys name objects, written whole or in parts; False: files at paths (a file system).
+    object_store: bool
+    #: Its data lives and dies with this one process: one rank, no lock, no uploads left over.
+    in_process: bool = False
+    #: Prices of one pricing class apply to each other's kinds ("hpcio cost --as").
+    pricing_class: str = ""
+    #: Sold by a provider: `hpcio cost --as` may price a run as this kind.
+    priced: bool = False
+    #: The requests an upload in parts makes: "parts" (create, upload_part, complete) or
+    #: "blocks" (put_block, put_block_list); "" where there are none.
+    uploads: str = ""
+    limits: PartLimits = PartLimits()
+    #: Where the endpoint may be set, and where credentials may come from, in the order
+    #: object_store's builders read them (engine/src/target/credentials.rs).
+    endpoints: tuple[Setting, ...] = ()
+    credentials: tuple[Setting, ...] = ()
+    #: A setting that points the store at its local emulator, and the endpoint it then uses.
+    emulator: tuple[Setting, str] | None = None
+    #: obstore's store class for it (workloads/seismic/stores.py); None: no library store.
+    store_class: str | None = None
+    #: What the URL's first part names; None: a file path (file://) or a bare name (memory://).
+    container: Container | None = None
+
+
+_S3_NAME = (
+    r"(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]",
+    "3-63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit",
+)
+_AZURE_NAME = (
+    r"(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]",
+    "3-63 lowercase letters, digits and single hyphens, starting and ending with a letter or digit",
+)
+_GCS_NAME = (
+    r"(?!goog)(?!.*\.\.)[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]",
+    "3-63 lowercase letters, digits, hyphens and underscores (up to 222 with dots), starting "
+    "and ending with a letter or digit",
+)
+#: S3 and GCS's XML multipart API: parts of 5 MiB to 5 GiB (the last may be smaller), at most
+#: 10,000; Azure block blobs: blocks up to 4000 MiB, at most 50,000 (engine/src/target/object.rs).
+_S3_PARTS = PartLimits(min_part_bytes=5 * MiB, max_part_bytes=5 * GiB, max_parts=10_000)
+_AZURE_BLOCKS = PartLimits(max_part_bytes=4000 * MiB, max_parts=50_000)
+
+_ROWS = (
+    TargetKind("posix", "file", object_store=False, pricing_class="posix"),
+    TargetKind(
+        "s3", "s3", object_store=True, pricing_class="s3-like", priced=True, uploads="parts",
+        limits=_S3_PARTS,
+        endpoints=(Setting("aws_endpoint", "AWS_ENDPOINT_URL"),
+                   Setting("aws_endpoint", "AWS_ENDPOINT")),
+        credentials=(
+            Setting("aws_access_key_id", "AWS_ACCESS_KEY_ID", "access key"),
+            Setting("aws_skip_signature", "AWS_SKIP_SIGNATURE", "none (unsigned requests)"),
+            Setting("aws_web_identity_token_file", "AWS_WEB_IDENTITY_TOKEN_FILE", "web identity"),
+            Setting("aws_container_credentials_relative_uri",
+                    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "container credentials"),
+            Setting("aws_metadata_endpoint", "AWS_METADATA_ENDPOINT", "instance profile"),
+        ),
+        store_class="S3Store",
+        container=Container("bucket", "s3://bucket/prefix", *_S3_NAME),
+    ),
+    TargetKind(
+        "azure", "az", object_store=True, pricing_class="azure", priced=True, uploads="blocks",
+        limits=_AZURE_BLOCKS,
+        endpoints=(Setting("azure_storage_endpoint", "AZURE_STORAGE_ENDPOINT"),),
+        credentials=(
+            Setting("azure_storage_use_emulator", "AZURE_STORAGE_USE_EMULATOR",
+                    "the emulator's key"),
+            Setting("azure_storage_account_key", "AZURE_STORAGE_ACCOUNT_KEY", "account key"),
+            Setting("azure_storage_sas_key", "AZURE_STORAGE_SAS_KEY", "SAS"),
+            Setting("azure_storage_token", "AZURE_STORAGE_TOKEN", "bearer token"),
+            Setting("azure_client_id", "AZURE_CLIENT_ID",
+                    "service principal or managed identity"),
+            Setting("azure_federated_token_file", "AZURE_FEDERATED_TOKEN_FILE",
+                    "workload identity"),
+            Setting("azure_use_azure_cli", "AZURE_USE_AZURE_CLI", "the Azure CLI's login"),
+            Setting("azure_skip_signature", "AZURE_SKIP_SIGNATURE", "none (unsigned requests)"),
+            Setting("azure_msi_endpoint", "AZURE_MSI_ENDPOINT", "managed identity"),
+        ),
+        emulator=(Setting("azure_storage_use_emulator", "AZURE_STORAGE_USE_EMULATOR"),
+                  "http://127.0.0.1:10000 (the emulator's)"),
+        store_class="AzureStore",
+        container=Container("container", "az://container/prefix", *_AZURE_NAME),
+    ),
+    TargetKind(
+        "gcs", "gs", object_store=True, pricing_class="s3-like", priced=True, uploads="parts",
+        limits=_S3_PARTS,
+        endpoints=(Setting("google_base_url", "GOOGLE_BASE_URL"),),
+        credentials=(
+            Setting("google_service_account", "GOOGLE_SERVICE_ACCOUNT", "service account file"),
+            Setting("google_service_account_key", "GOOGLE_SERVICE_ACCOUNT_KEY",
+                    "service account key"),
+            Setting("google_application_credentials", "GOOGLE_APPLICATION_CREDENTIALS",
+                    "application credentials file"),
+            Setting("google_bearer_token", "GOOGLE_BEARER_TOKEN", "bearer token"),
+            Setting("google_skip_signature", "GOOGLE_SKIP_SIGNATURE", "none (unsigned requests)"),
+        ),
+        store_class="GCSStore",
+        container=Container("bucket", "gs://bucket/prefix", *_GCS_NAME, max_plain_length=63),
+    ),
+    # The null:// row (the engine's test double: writes discarded, reads generated) goes here
+    # once the engine has the kind: TargetKind("null", "null", object_store=True,
+    # in_process=True, pricing_class="s3-like", uploads="parts").
+    TargetKind(
+        "memory", "memory", object_store=True, in_process=True, pricing_class="s3-like",
+        uploads="parts",
+    ),
+)  # fmt: skip
+
+#: Kind name (TargetSpec.kind, as the engine names it) -> its row.
+KINDS = {row.name: row for row in _ROWS}
+#: URL scheme -> its kind's row.
+SCHEMES = {row.scheme: row for row in _ROWS}
+
+
+def of(name: str) -> TargetKind:
+    """The row of kind `name` ("posix", "s3", ...).
+
+    Raises:
+        SpecError: a kind this hpcio does not know (a newer hpcio's document).
+    """
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise SpecError(f"unknown target kind '{name}'; known: {', '.join(KINDS)}") from None
+
+
+def pricing_class(name: str) -> str:
+    """The pricing class of kind `name`: kinds of one class are priced by each other's prices
+    (S3, GCS and memory:// make the same requests); "" for a kind not known here."""
+    found = KINDS.get(name)
+    return found.pricing_class if found else ""
+
+
+def object_kinds() -> tuple[str, ...]:
+    """The kinds whose keys name objects (not files at paths)."""
+    return tuple(row.name for row in _ROWS if row.object_store)
+
+
+def priced_kinds() -> tuple[str, ...]:
+    """The kinds a provider sells, that `hpcio cost --as` may price a run as."""
+    return tuple(row.name for row in _ROWS if row.priced)
