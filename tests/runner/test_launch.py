@@ -7,8 +7,8 @@ import os
 import pytest
 from hpcio.commands.run import store_options
 from hpcio.runner import launch
-from hpcio.runner.sweep import resume
 from hpcio.spec.model import RunSpec
+from hpcio.spec.sweep import resume
 from hpcio.spec.target import TargetSpec
 
 

@@ -120,7 +120,7 @@ def _list_prices(catalogue: Catalogue) -> int:
 
 def _plan(args: argparse.Namespace, catalogue: Catalogue) -> int:
     """--plan run|sweep ...: the runs that command would make, priced from their plans."""
-    from hpcio.cli import build_parser
+    from hpcio.commands.parser import build_parser
     from hpcio.commands.run import _specs
     from hpcio.report.cost import choose_price, estimate_plan_cost, parse_duration, render_costs
 

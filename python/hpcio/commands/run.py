@@ -258,8 +258,9 @@ def dry_run(command: str, specs: Sequence[RunSpec]) -> int:
 
 def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:
     from hpcio.live.console import Console
-    from hpcio.runner.sweep import resume, run_all
+    from hpcio.runner.sweep import run_all
     from hpcio.runner.world import topology
+    from hpcio.spec.sweep import resume
 
     with commentary_to_stderr(args.output):
         todo = specs

@@ -13,7 +13,7 @@ from hpcio import shipped
 from hpcio.commands.run import add_dry_run_argument, check_output, dry_run
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
-from hpcio.spec.suite import Suite, describe, load_suite
+from hpcio.spec.suite import Suite, describe, group_points, load_suite
 
 if TYPE_CHECKING:
     from hpcio.runner.world import Comm
@@ -110,7 +110,7 @@ def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
     """Outside MPI: run each (ranks, ranks per node) group that has points left in one
     mpiexec launch of this same command (a single rank runs here, without MPI)."""
     from hpcio.runner.launch import launch_groups
-    from hpcio.runner.sweep import resume
+    from hpcio.spec.sweep import resume
 
     todo = resume(suite.points, args.output)
     scale = f" at scale {suite.scale}" if suite.scale else ""
@@ -133,7 +133,7 @@ def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
         return [*argv, "--group", f"{ranks}:{per_node or 0}", "--display", display]
 
     code = launch_groups(
-        todo,
+        group_points(todo),
         args.output,
         group_argv,
         lambda world, group: _execute(world, args, suite, group, display),
@@ -155,7 +155,8 @@ def _execute(
 ) -> int:
     """Run this job's share of the points still to do; rank 0 shows progress and appends."""
     from hpcio.live.progress import SuiteProgress, phase_calls, point_work
-    from hpcio.runner.sweep import resume, run_all
+    from hpcio.runner.sweep import run_all
+    from hpcio.spec.sweep import resume
 
     todo: list[RunSpec] = []
     progress = None

@@ -124,7 +124,7 @@ def job_steps(words: list[str], job: Job) -> tuple[tuple[Step, ...], str]:
         SpecError: what hpcio would say of the command (prefixed "the job's command: "), or a
             command a batch job cannot run as it is.
     """
-    from hpcio import cli
+    from hpcio.commands import parser as cli
     from hpcio.runner.machine import command_line
 
     try:

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,8 +28,10 @@ from hpcio.results.schema import (
     TimeSeries,
 )
 from hpcio.runner.cpu import RankCpu, phase_cpu
-from hpcio.spec.model import RunSpec
 from hpcio.workloads.contract import RankInfo
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 _NS = 1e9
 _QUANTILES = (0.5, 0.9, 0.99, 0.999)

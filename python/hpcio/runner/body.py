@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,9 +16,11 @@ from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.cpu import CpuClock
 from hpcio.runner.tracing import Tracer
 from hpcio.runner.world import Comm
-from hpcio.spec.model import RunSpec
 from hpcio.workloads.contract import Phase, PythonBody, RankInfo, SharedUploadBody
 from hpcio.workloads.plans import Plan
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 
 class _Background:

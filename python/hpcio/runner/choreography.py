@@ -8,15 +8,19 @@ never the file. Reading, it reads the next chunk while the current one travels t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from hpcio import _engine
 from hpcio.runner import interrupts
 from hpcio.runner.aggregate import Contribution
 from hpcio.runner.world import Comm, Request
-from hpcio.spec.model import RunSpec
 from hpcio.workloads.contract import CollectBody, Phase, RankInfo, SharedUploadBody
 from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 _TAG = 7301
 

@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hpcio import _engine
 from hpcio.errors import HpcioError, TargetError
@@ -17,8 +18,10 @@ from hpcio.results import io as results_io
 from hpcio.results.schema import ResultDocument
 from hpcio.runner import journal
 from hpcio.runner.lock import LOCK_KEY
-from hpcio.spec.model import RunSpec
-from hpcio.spec.target import TargetSpec
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
+    from hpcio.spec.target import TargetSpec
 
 #: The exit code of a job stopped by SIGINT: the launcher has said so already.
 _INTERRUPTED = 130

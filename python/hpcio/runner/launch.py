@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 from hpcio.errors import SpecError
 from hpcio.results import io as results_io
 from hpcio.runner import cleanup, journal
-from hpcio.spec.model import RunSpec
 
 if TYPE_CHECKING:
     from hpcio.runner.world import Comm
+    from hpcio.spec.model import RunSpec
 
 #: How the self-launch hands --store-option pairs to its ranks: in their environment (readable
 #: by the user alone, /proc/PID/environ), not in their argv (readable by all, ps).
@@ -117,14 +117,14 @@ def launch_or_join(
 
 
 def launch_groups(
-    points: list[RunSpec],
+    groups: dict[tuple[int, int | None], list[RunSpec]],
     output: str,
     group_argv: Callable[[int, int | None], list[str]],
     execute: Callable[[Comm, tuple[int, int | None]], int],
     announce: Callable[[int, int | None, list[RunSpec]], None],
     terminal_width: bool = False,
 ) -> int:
-    """Run each group of `points` with the same (ranks, ranks per node) in one mpiexec launch
+    """Run each group of points with the same (ranks, ranks per node) in one mpiexec launch
     (a group of one rank runs here, without MPI); stop at the first group that fails, after
     cleaning up after it. Returns the failed group's exit code, else 0.
 
@@ -138,10 +138,10 @@ def launch_groups(
     from hpcio.runner import mpiexec
     from hpcio.runner import world as world_mod
     from hpcio.runner.run import probe_target
-    from hpcio.spec.suite import group_points
 
     world_mod.refuse_tasks_without_mpi()
     job = journal.set_up()  # before any launch: every rank inherits it
+    points = [p for group in groups.values() for p in group]
     for point in {p.target.url: p for p in points}.values():
         probe_target(point)  # before any launch: a missing directory is one line, at once
     template = os.environ.get("HPCIO_MPIEXEC", "")
@@ -152,7 +152,7 @@ def launch_groups(
             "docs/suites.md)",
             flush=True,
         )
-    for (ranks, per_node), group in group_points(points).items():
+    for (ranks, per_node), group in groups.items():
         announce(ranks, per_node, group)
         before = 0
         if ranks == 1:

@@ -20,13 +20,15 @@ import fcntl
 import os
 import socket
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hpcio.errors import TargetError
-from hpcio.spec.model import RunSpec
 from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 #: Starts with "hpcio-" like every file hpcio makes, so `hpcio clean` removes a stale one.
 LOCK_KEY = "hpcio-run.lock"

@@ -18,12 +18,14 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hpcio import _engine
 from hpcio.kinds import Setting
 from hpcio.runner import ceiling
-from hpcio.spec.target import TargetSpec
+
+if TYPE_CHECKING:
+    from hpcio.spec.target import TargetSpec
 
 #: The optional libraries hpcio's workloads use, by distribution name.
 LIBRARIES = ("h5py", "netCDF4", "zarr", "numcodecs", "obstore", "segyio")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from hpcio.errors import RunFailedError, SpecError
 from hpcio.results.schema import CacheRecord, PhaseFigures
 from hpcio.runner.ceiling import Ceiling
-from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import CacheFacts, Phase, Workload
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 DROP_CACHES = "/proc/sys/vm/drop_caches"
 #: How the warning about a data set the page cache could hold begins (reports group on it).

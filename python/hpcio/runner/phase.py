@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import TYPE_CHECKING
 
 from hpcio import _engine
 from hpcio.runner import choreography, interrupts
@@ -14,7 +15,6 @@ from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.cpu import CpuClock
 from hpcio.runner.tracing import Tracer
 from hpcio.runner.world import Comm
-from hpcio.spec.model import RunSpec
 from hpcio.workloads import striping
 from hpcio.workloads.contract import (
     CollectBody,
@@ -25,6 +25,9 @@ from hpcio.workloads.contract import (
     SharedUploadBody,
     Workload,
 )
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 
 def lanes(in_flight: int, most: int) -> int:

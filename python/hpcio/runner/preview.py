@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from hpcio.runner import resources
-from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 
 def lines(run: RunSpec) -> Iterator[str]:

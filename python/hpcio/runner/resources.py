@@ -7,13 +7,16 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+from typing import TYPE_CHECKING
 
 from hpcio.errors import SpecError
 from hpcio.runner.cleanup import written_keys
 from hpcio.runner.world import Comm
-from hpcio.spec.model import RunSpec
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import MemoryNeed
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 #: Buffers may take this share of the memory the node has available; the rest is for the
 #: plans, MPI, the page cache and everyone else on a shared node.

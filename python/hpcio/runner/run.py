@@ -10,6 +10,7 @@ import socket
 import sys
 from collections import Counter
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import hpcio
 from hpcio import _engine
@@ -34,9 +35,11 @@ from hpcio.runner.pagecache import (
 )
 from hpcio.runner.phase import run_phase
 from hpcio.runner.world import Comm, topology
-from hpcio.spec.model import RunSpec
 from hpcio.workloads.contract import Phase, RankInfo, Workload
 from hpcio.workloads.limits import check_limits
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 Progress = Callable[[PhaseFigures], None]
 #: Called on rank 0 after each iteration with the document of the iterations so far.

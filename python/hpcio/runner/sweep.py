@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from hpcio.results import io as results_io
 from hpcio.results.schema import ResultDocument
@@ -11,8 +12,9 @@ from hpcio.runner.cleanup import finished_iterations, say_kept
 from hpcio.runner.run import Progress, execute
 from hpcio.runner.tracing import root_for
 from hpcio.runner.world import Comm, launched_by_hpcio
-from hpcio.spec.model import RunSpec
-from hpcio.spec.sweep import pending
+
+if TYPE_CHECKING:
+    from hpcio.spec.model import RunSpec
 
 
 def run_all(
@@ -56,10 +58,3 @@ def run_all(
                 done(doc)
             documents.append(doc)
     return documents
-
-
-def resume(specs: Sequence[RunSpec], output: str) -> list[RunSpec]:
-    """The specs without a complete document in `output` (interrupted ones run again), once
-    the finished iterations an older hpcio kept aside in OUTPUT.partial are back in it."""
-    results_io.recover_partial(output)
-    return pending(specs, results_io.done_runs(output))

@@ -1,4 +1,4 @@
-"""Sweeps: base RunSpecs x sizes per rank -> the grid of specs, and which are done."""
+"""Sweeps: base RunSpecs x sizes per rank -> the grid of specs, and which are done (resume)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from hpcio.errors import HpcioError
 from hpcio.options import declared
+from hpcio.results import io as results_io
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec
 
 
@@ -59,3 +60,10 @@ def pending(specs: Iterable[RunSpec], done_records: Iterable[dict[str, Any]]) ->
     """
     done = {point_key(_as_now(r)) for r in done_records}
     return [s for s in specs if point_key(s.to_dict()) not in done]
+
+
+def resume(specs: Sequence[RunSpec], output: str) -> list[RunSpec]:
+    """The specs without a complete document in `output` (interrupted ones run again), once
+    the finished iterations an older hpcio kept aside in OUTPUT.partial are back in it."""
+    results_io.recover_partial(output)
+    return pending(specs, results_io.done_runs(output))

@@ -1,0 +1,89 @@
+"""The command line's grammar: each subcommand is one module under hpcio/commands/ and one
+entry in COMMANDS; argparse errors are one line (hpcio/cli.py runs what it parses)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from hpcio.errors import USAGE_EXIT, SpecError
+
+#: Subcommand -> module with HELP, add_arguments(parser) and main(args, argv) -> exit code.
+COMMANDS = {
+    "run": "hpcio.commands.run",
+    "sweep": "hpcio.commands.sweep",
+    "report": "hpcio.commands.report",
+    "suite": "hpcio.commands.suite",
+    "cost": "hpcio.commands.cost",
+    "clean": "hpcio.commands.clean",
+    "compare": "hpcio.commands.compare",
+    "profile": "hpcio.commands.profile",
+    "env": "hpcio.commands.env",
+    "checkpoint": "hpcio.commands.checkpoint",
+    "train": "hpcio.commands.train",
+    "template": "hpcio.commands.template",
+    "trace": "hpcio.commands.trace",
+    "darshan": "hpcio.commands.darshan",
+    "replay": "hpcio.commands.replay",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors are one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(error_line(message), file=sys.stderr)
+        raise SystemExit(USAGE_EXIT)
+
+
+def error_line(message: object) -> str:
+    """`hpcio: error: MESSAGE` on one line, whatever a server or the OS put in the message:
+    job logs and scripts read stderr line by line."""
+    return "hpcio: error: " + " ".join(str(message).split())
+
+
+class _VersionAction(argparse.Action):
+    """--version, looking the version up only when asked (importlib.metadata is slow to import)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        help_text = "show program's version number and exit"  # argparse's own words
+        super().__init__(option_strings, dest, nargs=0, help=help_text)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        import hpcio
+
+        print(f"hpcio {hpcio.__version__}")  # on stdout, as argparse's own version action
+        parser.exit()
+
+
+class _CheckingParser(_Parser):
+    """_Parser for a command line that is checked, not run (a job template's): its errors are
+    raised, for the command that checks it to report."""
+
+    def error(self, message: str) -> NoReturn:
+        raise SpecError(message)
+
+
+def build_parser(parser_class: type[_Parser] = _Parser) -> argparse.ArgumentParser:
+    parser = parser_class(prog="hpcio", description="HPC I/O patterns on POSIX and object storage.")
+    parser.add_argument("--version", action=_VersionAction)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=parser_class)
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        module.add_arguments(commands.add_parser(name, help=module.HELP))
+    return parser
+
+
+def parse_command(argv: Sequence[str]) -> argparse.Namespace:
+    """`hpcio argv` parsed as `hpcio` would parse it, without running it.
+
+    Raises:
+        SpecError: argparse's message for a command line hpcio would refuse, or one that asks
+            for help or the version instead of naming something to run.
+    """
+    if any(word in ("-h", "--help", "--version") for word in argv):
+        raise SpecError("asks for help or the version, not for something to run")
+    return build_parser(_CheckingParser).parse_args(list(argv))
