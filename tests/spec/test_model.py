@@ -186,3 +186,13 @@ def test_target_rejects_unknown_schemes(url):
     assert str(caught.value) == (
         f"target '{url}': unknown scheme; supported: file://, s3://, az://, gs://, memory://"
     )
+
+
+def test_a_run_crosses_ranks_holding_the_registrys_workload():
+    import pickle
+
+    run = spec("mfmw")
+    again = pickle.loads(pickle.dumps(run))
+    assert again.workload is registry.WORKLOADS["mfmw"]
+    assert again == run
+    assert again.to_dict()["workload"] == "mfmw"

@@ -8,31 +8,41 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hpcio import options as spec_options
+from hpcio.commands import spine
 from hpcio.commands.run import (
+    add_common_arguments,
     add_dry_run_argument,
     add_output_arguments,
-    add_store_option_argument,
-    check_output,
-    dry_run,
     store_options,
 )
-from hpcio.errors import SpecError
+from hpcio.options import declared
 from hpcio.spec import presets
+from hpcio.spec.model import COMMON_OPTIONS
 from hpcio.spec.target import TargetSpec
 from hpcio.units import parse_size
 from hpcio.workloads import checkpoint
+from hpcio.workloads.patterns.params import FilePerRankParams
 
 if TYPE_CHECKING:
+    from hpcio.results.schema import ResultDocument
     from hpcio.runner.world import Comm
     from hpcio.spec.model import RunSpec
 
 HELP = "MLPerf Storage's LLM checkpoint: each rank saves its shard 10 times, then loads it"
 
 
+#: Settings every run has that a checkpoint takes from the command line, as declared once
+#: (spec/model.py); -n is the model's own (its processes), the others are fixed by MLPerf.
+_NOT_TAKEN = ("ranks", "iterations", "phases", "direct", "fsync", "stripe_count",
+              "stripe_size_bytes", "space_check")  # fmt: skip
+#: The params options it takes, as the N-N pattern declares them.
+_PARAMS_OPTIONS = [o for o in declared(FilePerRankParams) if o.field == "reorder"]
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help=", ".join(checkpoint.MODELS))
-    p.add_argument("--target", required=True, help="file:///dir, s3://bucket/prefix, ...")
-    add_store_option_argument(p)
+    add_common_arguments(p, skip=_NOT_TAKEN)
     p.add_argument(
         "-n",
         "--ranks",
@@ -56,32 +66,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=checkpoint.IN_FLIGHT,
         help=f"transfers in flight per rank (default {checkpoint.IN_FLIGHT})",
     )
-    p.add_argument(
-        "--reorder",
-        action="store_true",
-        help="load another rank's shard (another node's when there are several)",
-    )
-    p.add_argument(
-        "--drop-caches",
-        action="store_true",
-        help="root: drop every node's page cache before each load",
-    )
-    p.add_argument("--verify", action="store_true", help="check every byte loaded")
-    p.add_argument("--seed", type=int, default=1, help="payload seed")
-    p.add_argument("--keep", action="store_true", help="keep the shards afterwards")
-    p.add_argument(
-        "--trace",
-        action="store_true",
-        help="record every operation, one file per rank beside the results (RESULTS.trace/RUN/)",
-    )
+    spec_options.add_arguments(p, _PARAMS_OPTIONS)
     add_output_arguments(p, "print only the summary")
     add_dry_run_argument(p)
 
 
-def specs(args: argparse.Namespace) -> list[RunSpec]:
+def specs(args: argparse.Namespace, ranks: int | None = None) -> list[RunSpec]:
     model = checkpoint.get(args.model)
     ranks = args.ranks if args.ranks is not None else model.ranks
     target = TargetSpec.from_url(args.target, **store_options(args.store_option))
+    common = spec_options.values(args, COMMON_OPTIONS)
     save, load = presets.checkpoint_runs(
         model,
         target,
@@ -89,51 +83,39 @@ def specs(args: argparse.Namespace) -> list[RunSpec]:
         scale=args.scale,
         transfer=parse_size(args.transfer),
         in_flight=args.in_flight,
-        reorder=args.reorder,
-        drop_caches=args.drop_caches,
-        verify=args.verify,
-        seed=args.seed,
+        reorder=bool(spec_options.values(args, _PARAMS_OPTIONS).get("reorder", False)),
+        drop_caches=bool(common.get("drop_caches", False)),
+        verify=bool(common.get("verify", False)),
+        seed=int(common.get("seed", 1)),
     )
-    if args.trace:
+    if common.get("trace"):
         return [dataclasses.replace(save, trace=True), dataclasses.replace(load, trace=True)]
     return [save, load]
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from hpcio.runner.launch import launch_or_join
-
-    todo = specs(args)
-    if args.dry_run:
-        return dry_run("checkpoint", todo)
-    check_output(args.output)
-    ranks = todo[0].ranks
-    if args.ranks is not None and args.ranks < 1:
-        raise SpecError(f"-n must be at least 1, got {args.ranks}")
-    return launch_or_join(
-        todo, argv, lambda world, runs: _execute(world, args, runs), ranks, args.output
-    )
-
-
-def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
-    from hpcio.live.console import Console, say
-    from hpcio.report.checkpoints import checkpoint_table
-    from hpcio.runner.run import remove_written
-    from hpcio.runner.sweep import run_all
-    from hpcio.runner.world import topology
-
-    console = Console(topology(world), quiet=args.quiet)
-    try:
-        docs = run_all(
-            world, todo, args.output, console.progress, console.announce, console.finished
-        )
-    except BaseException:
+    def remove_shards(world: Comm, todo: list[RunSpec], stopped: bool) -> None:
         # The saves keep their shards for the loads, so the runner leaves them on a stop.
-        if not args.keep:
-            remove_written(world, todo[0], stopped=True)
-        raise
-    if not args.keep:
-        remove_written(world, todo[0])
-    if world.rank == 0:
+        from hpcio.runner.run import remove_written
+
+        if not spec_options.values(args, COMMON_OPTIONS).get("keep"):
+            remove_written(world, todo[0], stopped=stopped)
+
+    def closing(docs: list[ResultDocument]) -> None:
+        from hpcio.live.console import say
+        from hpcio.report.checkpoints import checkpoint_table
+
         say("")
         say(checkpoint_table(docs))
-    return 0
+
+    return spine.run(
+        args,
+        argv,
+        spine.Spine(
+            "checkpoint",
+            lambda ranks: specs(args),
+            ranks_from_specs=True,
+            after=remove_shards,
+            closing=closing,
+        ),
+    )

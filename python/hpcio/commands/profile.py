@@ -5,19 +5,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hpcio import options as spec_options
-from hpcio.commands import options
+from hpcio.commands import options, spine
 from hpcio.commands.run import (
     add_common_arguments,
     add_dry_run_argument,
     add_output_arguments,
-    check_output,
     common_settings,
-    dry_run,
     store_options,
     typed_options,
 )
@@ -35,7 +32,7 @@ _PROFILE_OPTIONS = ("in_flight", "reorder", "duration_s")
 
 if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
-    from hpcio.runner.world import Comm
+    from hpcio.runner.world import Comm, Topology
     from hpcio.spec.model import RunSpec
 
 HELP = "fio-style storage profiles (streaming, latency, random I/O, small working set); iozone"
@@ -166,67 +163,49 @@ def _iozone_specs(
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from hpcio.runner.launch import launch_or_join
-
     if args.output == results_io.STDOUT:
         raise SpecError("hpcio profile prints its tables on stdout: give -o a file, not -")
+    iozone_run = args.name == iozone.Iozone.name
 
-    if args.ranks is not None and args.ranks < 1:
-        raise SpecError(f"-n must be at least 1, got {args.ranks}")
-    todo = specs(args, args.ranks or 1)
-    if args.dry_run:
-        return dry_run("profile", todo)
-    check_output(args.output)
-    return launch_or_join(
-        todo, argv, lambda world, specs: _execute(world, args, specs), args.ranks, args.output
-    )
+    def rejoin(world: Comm, layout: Topology, todo: list[RunSpec]) -> list[RunSpec]:
+        if layout.nodes > 1 and args.size is None and not iozone_run:
+            # Defaults that depend on RAM count every node's, known only now the job runs.
+            return specs(args, world.size, layout.nodes)
+        return todo
 
+    def closing(docs: list[ResultDocument]) -> None:
+        from hpcio.live.console import say
+        from hpcio.report.profiles import profile_tables
 
-def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
-    from hpcio.live.console import Console, say
-    from hpcio.report.profiles import profile_tables
-    from hpcio.runner.sweep import run_all
-    from hpcio.runner.world import topology
-
-    layout = topology(world)
-    if layout.nodes > 1 and args.size is None and args.name != iozone.Iozone.name:
-        # Defaults that depend on RAM count every node's, known only now the job runs.
-        todo = specs(args, world.size, layout.nodes)
-    console = Console(layout, quiet=args.quiet)
-    note = storage.object_store_note(todo[0].target)
-    if world.rank == 0 and note:
-        say(note)
-
-    def announce(run: RunSpec) -> None:
-        profile = storage.PROFILES.get(run.workload.name)
-        if not args.quiet and profile is not None:
-            say(f"hpcio profile: {profile.name}: {profile.describe()}")
-        elif not args.quiet:
-            say(f"hpcio profile iozone: {run.params.test}")
-        console.announce(run)
-
-    def finished(doc: object) -> None:
-        if not args.quiet:
-            console.finished(doc)  # type: ignore[arg-type]
-
-    if args.name == iozone.Iozone.name and world.rank == 0:
-        # A grid of small points: a line each ([i/N], figures, ETA), the table at the end.
-        from hpcio.live.progress import lines_progress
-
-        points = lines_progress(todo, name=_iozone_point)
-        docs = run_all(world, todo, args.output, points.phase, points.announce,
-                       points.finished)  # fmt: skip
-    else:
-        docs = run_all(world, todo, args.output, console.progress, announce, finished)
-    if world.rank == 0:
         if not args.quiet:
             say("")
-        if args.name == iozone.Iozone.name:
+        if iozone_run:
             _iozone_output(docs, args.plots)
         else:
             say(profile_tables(docs))
-        sys.stdout.flush()
-    return 0
+
+    return spine.run(
+        args,
+        argv,
+        spine.Spine(
+            "profile",
+            lambda ranks: specs(args, ranks),
+            rejoin=rejoin,
+            preface=lambda todo: storage.object_store_note(todo[0].target),
+            heading=_heading,
+            # A grid of small points: a line each ([i/N], figures, ETA), the table at the end.
+            point_name=_iozone_point if iozone_run else None,
+            quiet_hides_summary=True,
+            closing=closing,
+        ),
+    )
+
+
+def _heading(run: RunSpec) -> str:
+    profile = storage.PROFILES.get(run.workload.name)
+    if profile is not None:
+        return f"hpcio profile: {profile.name}: {profile.describe()}"
+    return f"hpcio profile iozone: {run.params.test}"
 
 
 def _iozone_point(run: RunSpec) -> str:

@@ -4,32 +4,26 @@ on any target (workloads/replay/)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hpcio import options as spec_options
-from hpcio.commands import options
+from hpcio.commands import options, spine
 from hpcio.commands.run import (
     add_common_arguments,
     add_dry_run_argument,
     add_output_arguments,
-    check_output,
-    commentary_to_stderr,
     common_settings,
-    dry_run,
     store_options,
     typed_options,
 )
-from hpcio.errors import SpecError
 from hpcio.options import declared
-from hpcio.results import io as results_io
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads.replay.workload import Replay, with_data_set
 
 if TYPE_CHECKING:
-    from hpcio.runner.world import Comm
+    from hpcio.runner.world import Comm, Topology
 
 HELP = "replay an application's I/O (a Darshan log or an hpcio trace) on any target"
 
@@ -70,29 +64,10 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from hpcio.runner.launch import launch_or_join
-
-    if args.ranks is not None and args.ranks < 1:
-        raise SpecError(f"-n must be at least 1, got {args.ranks}")
-    run = spec(args, args.ranks or 1)
-    if args.dry_run:
-        return dry_run("replay", [run])
-    check_output(args.output)
-    return launch_or_join(
-        [run], argv, lambda world, todo: _execute(world, args, todo), args.ranks, args.output
-    )
-
-
-def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
-    from hpcio.live.console import Console
-    from hpcio.runner.sweep import run_all
-    from hpcio.runner.world import topology
-
-    with commentary_to_stderr(args.output):
+    def rejoin(world: Comm, layout: Topology, todo: list[RunSpec]) -> list[RunSpec]:
         # -n decides the ranks only now the job runs (a launcher of the user's own).
-        todo = [spec(args, world.size)] if todo[0].ranks != world.size else todo
-        console = Console(topology(world), quiet=args.quiet)
-        output = results_io.destination(args.output)
-        run_all(world, todo, output, console.progress, console.announce, console.finished)
-        sys.stdout.flush()
-    return 0
+        return [spec(args, world.size)] if todo[0].ranks != world.size else todo
+
+    return spine.run(
+        args, argv, spine.Spine("replay", lambda ranks: [spec(args, ranks)], rejoin=rejoin)
+    )

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
-import os
-import stat
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hpcio import options as spec_options
-from hpcio.commands import options
+from hpcio.commands import options, spine
 from hpcio.errors import SpecError
 from hpcio.options import Option
-from hpcio.results import io as results_io
 from hpcio.runner import launch
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec
 from hpcio.spec.target import TargetSpec
@@ -24,7 +19,7 @@ from hpcio.workloads import registry
 from hpcio.workloads.contract import Workload
 
 if TYPE_CHECKING:
-    from hpcio.runner.world import Comm
+    pass
 
 HELP = "run one pattern"
 
@@ -213,78 +208,10 @@ def _specs(args: argparse.Namespace, ranks: int) -> list[RunSpec]:
     return [run for base in bases for run in grid(base, sizes)]
 
 
-def check_output(path: str | None) -> None:
-    """Fail before anything runs if the results file -o cannot be appended to."""
-    if path is None or path == results_io.STDOUT:
-        return
-    if os.path.exists(path) and not os.path.isdir(path) and not stat.S_ISREG(os.stat(path).st_mode):
-        raise SpecError(
-            f"-o {path}: not a regular file (results are appended to a file and a sweep resumes "
-            "from it); use -o - to write them to stdout"
-        )
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise SpecError(f"-o {path}: directory {directory} does not exist")
-    try:
-        with open(path, "a", encoding="utf-8"):
-            pass
-    except OSError as e:
-        raise SpecError(f"-o {path}: cannot write ({e.strerror})") from None
-
-
 def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    if args.ranks is not None and args.ranks < 1:
-        raise SpecError(f"-n must be at least 1, got {args.ranks}")
-    specs = _specs(args, args.ranks or 1)  # validates options before anything starts
-    if args.dry_run:
-        return dry_run(args.command, specs)
-    if args.command == "sweep" and not args.output:
-        raise SpecError("sweep needs -o FILE: it appends there and resumes from it")
-    check_output(args.output)
-    return launch.launch_or_join(
-        specs, argv, lambda world, todo: _execute(world, args, todo), args.ranks, args.output
+    sweeping = args.command == "sweep"
+    return spine.run(
+        args,
+        argv,
+        spine.Spine(args.command, lambda ranks: _specs(args, ranks), resumes=sweeping),
     )
-
-
-def dry_run(command: str, specs: Sequence[RunSpec]) -> int:
-    from hpcio.runner import preview
-
-    print(f"hpcio {command} --dry-run: {len(specs)} run(s); nothing is written")
-    for spec in specs:
-        for line in preview.lines(spec):
-            print(line)
-    return 0
-
-
-def _execute(world: Comm, args: argparse.Namespace, specs: list[RunSpec]) -> int:
-    from hpcio.live.console import Console
-    from hpcio.runner.sweep import run_all
-    from hpcio.runner.world import topology
-    from hpcio.spec.sweep import resume
-
-    with commentary_to_stderr(args.output):
-        todo = specs
-        if args.command == "sweep" and world.rank == 0:
-            todo = resume(specs, args.output)
-            print(
-                f"hpcio sweep: {len(specs)} points, {len(specs) - len(todo)} already in "
-                f"{args.output}, {len(todo)} to run"
-            )
-        todo = world.bcast(todo)
-        sweeping = args.command == "sweep"
-        console = Console(
-            topology(world),
-            quiet=args.quiet,
-            points=todo if sweeping else (),
-            done_points=len(specs) - len(todo) if sweeping else 0,
-        )
-        output = results_io.destination(args.output)
-        run_all(world, todo, output, console.progress, console.announce, console.finished)
-    return 0
-
-
-def commentary_to_stderr(output: str | None) -> contextlib.AbstractContextManager[object]:
-    """With -o -, stdout carries the result documents alone: what hpcio says goes to stderr."""
-    if output == results_io.STDOUT:
-        return contextlib.redirect_stdout(sys.stderr)
-    return contextlib.nullcontext()

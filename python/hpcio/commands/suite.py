@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hpcio import shipped
-from hpcio.commands.run import add_dry_run_argument, check_output, dry_run
+from hpcio.commands.run import add_dry_run_argument
+from hpcio.commands.spine import check_output, dry_run
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import Suite, describe, group_points, load_suite

@@ -5,25 +5,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hpcio import options as spec_options
-from hpcio.commands import options
+from hpcio.commands import options, spine
 from hpcio.commands.run import (
     add_common_arguments,
     add_dry_run_argument,
     add_output_arguments,
-    check_output,
-    commentary_to_stderr,
     common_settings,
-    dry_run,
     store_options,
     typed_options,
 )
-from hpcio.errors import SpecError
-from hpcio.results import io as results_io
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import registry
@@ -32,7 +26,7 @@ from hpcio.workloads.training import unet3d
 
 if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
-    from hpcio.runner.world import Comm
+    from hpcio.runner.world import Comm, Topology
 
 HELP = "MLPerf Storage's unet3d training emulation (AU per accelerator) and its datagen"
 
@@ -90,42 +84,30 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from hpcio.runner.launch import launch_or_join
+    def rejoin(world: Comm, layout: Topology, todo: list[RunSpec]) -> list[RunSpec]:
+        # -n decides the ranks only now the job runs (a launcher of the user's own).
+        return [spec(args, world.size)] if todo[0].ranks != world.size else todo
 
-    if args.ranks is not None and args.ranks < 1:
-        raise SpecError(f"-n must be at least 1, got {args.ranks}")
-    run = spec(args, args.ranks or 1)
-    if args.dry_run:
-        return dry_run(f"train {args.name}", [run])
-    check_output(args.output)
-    return launch_or_join(
-        [run], argv, lambda world, todo: _execute(world, args, todo), args.ranks, args.output
+    return spine.run(
+        args,
+        argv,
+        spine.Spine(
+            f"train {args.name}",
+            lambda ranks: [spec(args, ranks)],
+            rejoin=rejoin,
+            quiet_hides_summary=True,
+            closing=_au_table if args.name == "unet3d" else None,
+        ),
     )
 
 
-def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
-    from hpcio.live.console import Console, say
-    from hpcio.runner.sweep import run_all
-    from hpcio.runner.world import topology
+def _au_table(docs: list[ResultDocument]) -> None:
+    from hpcio.live.console import say
+    from hpcio.report.training import au_table, sizing_lines
 
-    with commentary_to_stderr(args.output):
-        layout = topology(world)
-        # -n decides the ranks only now the job runs (a launcher of the user's own).
-        todo = [spec(args, world.size)] if todo[0].ranks != world.size else todo
-        console = Console(layout, quiet=args.quiet)
-
-        def finished(doc: ResultDocument) -> None:
-            if not args.quiet:
-                console.finished(doc)
-
-        output = results_io.destination(args.output)
-        docs = run_all(world, todo, output, console.progress, console.announce, finished)
-        if world.rank == 0 and docs and args.name == "unet3d":
-            from hpcio.report.training import au_table, sizing_lines
-
-            say("")
-            for line in sizing_lines(docs):
-                say(line)
-            say(au_table(docs))
-        sys.stdout.flush()
-    return 0
+    if not docs:
+        return
+    say("")
+    for line in sizing_lines(docs):
+        say(line)
+    say(au_table(docs))

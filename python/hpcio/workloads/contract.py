@@ -253,6 +253,15 @@ class Workload:
         # A RunSpec's repr names its workload, as its documents do.
         return f"<workload {self.name}>"
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # A registered workload crosses ranks by name, so every rank's RunSpec holds the
+        # registry's own object (and specs built on two ranks compare equal).
+        from hpcio.workloads import registry
+
+        if registry.WORKLOADS.get(self.name) is self:
+            return (_registered, (self.name,))
+        return super().__reduce_ex__(protocol)
+
     def phases(self, run: RunSpec) -> tuple[Phase, ...]:
         """The timed phases of `run`, in order."""
         if run.phases is not None:
@@ -382,6 +391,13 @@ class Workload:
     def label(self, settings: dict[str, Any]) -> str:
         """A document's name in tables (its `settings`, as ResultDocument.settings)."""
         return self.name
+
+
+def _registered(name: str) -> Workload:
+    """The registered workload `name` (a workload unpickled on another rank)."""
+    from hpcio.workloads import registry
+
+    return registry.WORKLOADS[name]
 
 
 def size_hint(size: int) -> str:
