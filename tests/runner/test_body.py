@@ -4,6 +4,7 @@ background merged into them, metrics, and an OSError that fails the phase, not t
 import numpy as np
 from hpcio import _engine
 from hpcio.runner.body import run_python_body
+from hpcio.runner.stage import Stage
 from hpcio.runner.world import SerialComm
 from hpcio.workloads.contract import Phase, PythonBody, RankInfo
 from specs import plan_of, run_spec
@@ -13,7 +14,8 @@ MiB = 1 << 20
 
 def _phase(run, call, phase=Phase.WRITE):
     target = _engine.Target(run.target.url)
-    return run_python_body(SerialComm(), target, run, phase, RankInfo(0, 1), PythonBody(call))
+    stage = Stage(SerialComm(), target, run, RankInfo(0, 1))
+    return run_python_body(stage, phase, PythonBody(call))
 
 
 def test_a_background_plan_and_the_bodys_own_calls_make_one_figures():

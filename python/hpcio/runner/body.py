@@ -20,6 +20,7 @@ from hpcio.workloads.contract import Phase, PythonBody, RankInfo, SharedUploadBo
 from hpcio.workloads.plans import Plan
 
 if TYPE_CHECKING:
+    from hpcio.runner.stage import Stage
     from hpcio.spec.model import RunSpec
 
 
@@ -199,19 +200,12 @@ class BodyContext:
         return figures
 
 
-def run_python_body(
-    world: Comm,
-    target: _engine.Target,
-    run: RunSpec,
-    phase: Phase,
-    who: RankInfo,
-    body: PythonBody,
-    tracer: Tracer | None = None,
-) -> RankFigures:
+def run_python_body(stage: Stage, phase: Phase, body: PythonBody) -> RankFigures:
     """Barrier, t0, the body on this rank, its figures. An OSError in the body is an error of
     the phase (every rank then fails alike); anything else is a bug and propagates."""
+    world, who, tracer = stage.world, stage.who, stage.tracer
     room = _engine.TRACE_LIMIT if tracer is None else tracer.room
-    context = BodyContext(world, target, run, phase, who, room)
+    context = BodyContext(world, stage.target, stage.run, phase, who, room)
     world.barrier()
     clock = CpuClock()
     context.start(_engine.clock_ns())

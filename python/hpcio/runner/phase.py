@@ -13,17 +13,15 @@ from hpcio import _engine
 from hpcio.runner import choreography, interrupts
 from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.cpu import CpuClock
+from hpcio.runner.stage import Stage
 from hpcio.runner.tracing import Tracer
-from hpcio.runner.world import Comm
 from hpcio.workloads import striping
 from hpcio.workloads.contract import (
     CollectBody,
     Phase,
     PlanBody,
     PythonBody,
-    RankInfo,
     SharedUploadBody,
-    Workload,
 )
 
 if TYPE_CHECKING:
@@ -52,40 +50,26 @@ def _executor(
     )
 
 
-def run_phase(
-    world: Comm,
-    target: _engine.Target,
-    run: RunSpec,
-    workload: Workload,
-    phase: Phase,
-    who: RankInfo,
-    tracer: Tracer | None = None,
-) -> RankFigures:
+def run_phase(stage: Stage, phase: Phase) -> RankFigures:
     """Run `phase` of `workload` on this rank, timed from the phase barrier (IOR's semantics),
     and with --reorder, say whose data a read phase read.
     With a tracer (--trace), the phase's operations go to it after the phase.
 
     Bodies, plans and buffers are made before the barrier, so none counts as I/O time.
     """
-    figures = _run_body(world, target, run, workload, phase, who, tracer)
+    figures = _run_body(stage, phase)
     if phase is Phase.READ:
-        facts = workload.cache_facts(run)
+        facts = stage.workload.cache_facts(stage.run)
         # Whole-file reads (sfmr --read-scope all, every rank of a node rereading the same
         # data) read every rank's data, not one rank's.
         if facts.reorder and not facts.rereads:
-            figures = dataclasses.replace(figures, read_from=who.read_source(True))
+            figures = dataclasses.replace(figures, read_from=stage.who.read_source(True))
     return figures
 
 
-def _run_body(
-    world: Comm,
-    target: _engine.Target,
-    run: RunSpec,
-    workload: Workload,
-    phase: Phase,
-    who: RankInfo,
-    tracer: Tracer | None,
-) -> RankFigures:
+def _run_body(stage: Stage, phase: Phase) -> RankFigures:
+    world, target, run, who, tracer = stage.world, stage.target, stage.run, stage.who, stage.tracer
+    workload = stage.workload
     if phase is Phase.WRITE and striping.method(run, workload) == striping.LFS:
         keys = workload.keys(run)
         striping.lay_out(
@@ -96,7 +80,7 @@ def _run_body(
     if isinstance(body, PythonBody):
         from hpcio.runner.body import run_python_body
 
-        return run_python_body(world, target, run, phase, who, body, tracer)
+        return run_python_body(stage, phase, body)
     if isinstance(body, CollectBody):
         # A contributor's data goes by message: it needs no buffer of the engine's.
         collector = who.rank == body.collector

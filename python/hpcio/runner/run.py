@@ -10,7 +10,7 @@ import socket
 import sys
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import hpcio
 from hpcio import _engine
@@ -34,8 +34,9 @@ from hpcio.runner.pagecache import (
     read_warnings,
 )
 from hpcio.runner.phase import run_phase
-from hpcio.runner.world import Comm, topology
-from hpcio.workloads.contract import Phase, RankInfo, Workload
+from hpcio.runner.stage import Stage
+from hpcio.runner.world import Comm, Topology, topology
+from hpcio.workloads.contract import Phase, RankInfo
 from hpcio.workloads.limits import check_limits
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
 Progress = Callable[[PhaseFigures], None]
 #: Called on rank 0 after each iteration with the document of the iterations so far.
-Checkpoint = Callable[[ResultDocument], None]
+SoFar = Callable[[ResultDocument], None]
 
 
 def open_target(run: RunSpec) -> _engine.Target:
@@ -131,7 +132,7 @@ def execute(
     world: Comm,
     run: RunSpec,
     progress: Progress | None = None,
-    checkpoint: Checkpoint | None = None,
+    so_far: SoFar | None = None,
     interrupted: Callable[[], None] | None = None,
     trace_root: str | None = None,
 ) -> ResultDocument | None:
@@ -143,66 +144,96 @@ def execute(
         TargetError: the target failed its probe (on every rank alike).
         RunFailedError: an operation failed or verification found wrong data (every rank alike).
     """
-    started = _utc_now()
-    version = hpcio.__version__  # before the phases: its first lookup imports importlib.metadata
-    topo = topology(world)
-    cores = resources.cores_per_node(world)
-    about = machine.software(probe=False) if world.rank == 0 else None
-    storage = machine.storage(run.target) if world.rank == 0 else None
-    command = ("hpcio", *machine.command_line(sys.argv[1:]))
-    problem: HpcioError | None = None
-    if world.rank == 0:
-        try:
-            probe_target(run, topo.ranks_per_node)
-        except HpcioError as e:
-            problem = e
-    problem = world.bcast(problem)
-    if problem is not None:
-        raise problem
-
-    who = RankInfo(
-        world.rank,
-        world.size,
-        topo.node,
-        topo.local_rank,
-        topo.ranks_per_node,
-        topo.nodes,
-        topo.placement,
-    )
-    workload = run.workload
+    facts = _RunFacts.gather(world, run)
+    _probe_on_rank0(world, run, facts.topology.ranks_per_node)
+    topo = facts.topology
+    who = RankInfo(world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node,
+                   topo.nodes, topo.placement)  # fmt: skip
     target = open_target(run)
     # Set up once, before the first barrier, what the first phase would otherwise pay for
     # and the later ones not (IOR allocates before it times): pooled store connections.
     target.warm(requests_in_flight(run))
+    stage = Stage(world, target, run, who, _tracer(world, run, trace_root))
     figures: list[PhaseFigures] = []
-    phases = list(workload.phases(run))
-    tracer = _tracer(world, run, trace_root)
-    traced: dict[str, object] | None = None
-    read_ceiling = None if run.target.is_object_store else ceiling.ceiling(run.target.path)
-
     drops: Counter[str] = Counter()  # page-cache drops by host, on rank 0
 
-    def document(status: str) -> ResultDocument:
+    def keep_so_far(done: PhaseFigures | None) -> None:
+        if done is None:  # an iteration ended: rank 0 keeps the document so far
+            if so_far is not None and world.rank == 0:
+                so_far(facts.document(target, figures, drops, None, "interrupted"))
+            return
+        figures.append(done)
+        if progress:
+            progress(done)
+
+    _iterations(stage, keep_so_far, drops, interrupted)
+    traced = _trace_record(stage)
+    if world.rank != 0:
+        return None
+    return facts.document(target, figures, drops, traced, "complete")
+
+
+@dataclasses.dataclass(frozen=True)
+class _RunFacts:
+    """What a run's document says beside its figures, read before the first phase."""
+
+    run: RunSpec
+    started: str
+    version: str
+    topology: Topology
+    ranks: int
+    cores: int | None
+    software: dict[str, Any] | None
+    storage: dict[str, Any] | None
+    command: tuple[str, ...]
+    read_ceiling: ceiling.Ceiling | None
+
+    @classmethod
+    def gather(cls, world: Comm, run: RunSpec) -> _RunFacts:
+        return cls(
+            run=run,
+            started=_utc_now(),
+            # Before the phases: its first lookup imports importlib.metadata.
+            version=hpcio.__version__,
+            topology=topology(world),
+            ranks=world.size,
+            cores=resources.cores_per_node(world),
+            software=machine.software(probe=False) if world.rank == 0 else None,
+            storage=machine.storage(run.target) if world.rank == 0 else None,
+            command=("hpcio", *machine.command_line(sys.argv[1:])),
+            read_ceiling=None if run.target.is_object_store else ceiling.ceiling(run.target.path),
+        )
+
+    def document(
+        self,
+        target: _engine.Target,
+        figures: list[PhaseFigures],
+        drops: Counter[str],
+        traced: dict[str, object] | None,
+        status: str,
+    ) -> ResultDocument:
+        run, topo = self.run, self.topology
+        reads = Phase.READ in run.workload.phases(run)
         cache = cache_record(
-            run, workload, topo.nodes, node_ram_bytes(), Phase.READ in phases, read_ceiling
+            run, run.workload, topo.nodes, node_ram_bytes(), reads, self.read_ceiling
         )
         if drops:
             cache = dataclasses.replace(cache, caches_dropped_by_host=dict(drops))
-        in_ram = read_ceiling is not None and read_ceiling.in_ram
+        in_ram = self.read_ceiling is not None and self.read_ceiling.in_ram
         return ResultDocument(
             schema_version=SCHEMA_VERSION,
             kind=KIND,
-            hpcio_version=version,
-            started_at_utc=started,
+            hpcio_version=self.version,
+            started_at_utc=self.started,
             finished_at_utc=_utc_now(),
             hosts=topo.hosts,
-            ranks=world.size,
+            ranks=self.ranks,
             nodes=topo.nodes,
             ranks_per_node=topo.ranks_per_node,
-            cores_per_node=cores,
-            software=about,
-            command_line=command,
-            storage=storage,
+            cores_per_node=self.cores,
+            software=self.software,
+            command_line=self.command,
+            storage=self.storage,
             run=run.to_dict(),
             cache=cache,
             phases=tuple(figures),
@@ -215,54 +246,78 @@ def execute(
             + tracing.warnings(traced),
         )
 
+
+def _probe_on_rank0(world: Comm, run: RunSpec, ranks_per_node: int) -> None:
+    """Rank 0 probes the target; its refusal is raised on every rank alike."""
+    problem: HpcioError | None = None
+    if world.rank == 0:
+        try:
+            probe_target(run, ranks_per_node)
+        except HpcioError as e:
+            problem = e
+    problem = world.bcast(problem)
+    if problem is not None:
+        raise problem
+
+
+def _iterations(
+    stage: Stage,
+    keep: Callable[[PhaseFigures | None], None],
+    drops: Counter[str],
+    interrupted: Callable[[], None] | None,
+) -> None:
+    """The run's untimed layout, then its iterations of timed phases, each phase's figures
+    (rank 0) and each iteration's end (None) handed to `keep`; files removed as IOR does."""
+    world, run, workload = stage.world, stage.run, stage.workload
+    phases = list(workload.phases(run))
     # Like IOR without -k: files go after each iteration that wrote them, so iterations are
     # alike and disks do not fill; data laid out once for reading goes once, at the end; data
     # an earlier run left (--phases read) is never this run's to remove.
     rewrites = Phase.WRITE in phases
+    removes_at_end = not run.keep and run.writes and not rewrites
     try:
         prepared = workload.prepare(run)
         if prepared is not None:
-            _phase(world, target, prepared, workload, Phase.WRITE, who, 0, tracer)
+            _phase(stage.with_run(prepared), Phase.WRITE, 0)
         for iteration in range(run.iterations):
             laid_out = workload.lay_out(run)
             if laid_out is not None:
-                _phase(world, target, laid_out, workload, Phase.WRITE, who, iteration, tracer)
+                _phase(stage.with_run(laid_out), Phase.WRITE, iteration)
             for phase in phases:
                 if phase is Phase.READ and run.drop_caches:
-                    drops.update(_drop_caches(world, who))
-                result = _phase(world, target, run, workload, phase, who, iteration, tracer)
+                    drops.update(_drop_caches(world, stage.who))
+                result = _phase(stage, phase, iteration)
                 if result is not None:
-                    figures.append(result)
-                    if progress:
-                        progress(result)
+                    keep(result)
             if not run.keep and rewrites:
-                _remove(world, target, run)
-            if checkpoint is not None and world.rank == 0:
-                checkpoint(document("interrupted"))
+                _remove(world, stage.target, run)
+            keep(None)
     except KeyboardInterrupt:
-        _write_trace(tracer)
+        _write_trace(stage.tracer)
         # Say it before removing: mpiexec may SIGKILL a rank 1 s after its SIGTERM, and
         # removing files with dirty pages can take that long.
         if interrupted is not None:
             interrupted()
         if not run.keep and run.writes:
-            _remove_after_interrupt(world, target, run)
+            _remove_after_interrupt(world, stage.target, run)
         raise
     except BaseException:
-        _write_trace(tracer)
-        if not run.keep and run.writes and not rewrites:
-            _remove(world, target, run)
+        _write_trace(stage.tracer)
+        if removes_at_end:
+            _remove(world, stage.target, run)
         raise
-    if not run.keep and run.writes and not rewrites:
-        _remove(world, target, run)
-    if tracer is not None:
-        counts = world.gather((tracer.write(), tracer.not_kept))
-        if counts is not None:
-            traced = tracing.record(tracer.directory, world.size, counts)
+    if removes_at_end:
+        _remove(world, stage.target, run)
 
-    if world.rank != 0:
+
+def _trace_record(stage: Stage) -> dict[str, object] | None:
+    """With --trace, every rank writes its operations; rank 0 gets the document's record."""
+    if stage.tracer is None:
         return None
-    return document("complete")
+    counts = stage.world.gather((stage.tracer.write(), stage.tracer.not_kept))
+    if counts is None:
+        return None
+    return tracing.record(stage.tracer.directory, stage.world.size, counts)
 
 
 def _tracer(world: Comm, run: RunSpec, root: str | None) -> tracing.Tracer | None:
@@ -314,18 +369,10 @@ def _drop_caches(world: Comm, who: RankInfo) -> list[str]:
     return [host for host, _ in outcomes]
 
 
-def _phase(
-    world: Comm,
-    target: _engine.Target,
-    run: RunSpec,
-    workload: Workload,
-    phase: Phase,
-    who: RankInfo,
-    iteration: int,
-    tracer: tracing.Tracer | None = None,
-) -> PhaseFigures | None:
+def _phase(stage: Stage, phase: Phase, iteration: int) -> PhaseFigures | None:
     """One phase on all ranks; rank 0 gets the figures. Any rank's error fails every rank."""
-    mine = run_phase(world, target, run, workload, phase, who, tracer)
+    world, run = stage.world, stage.run
+    mine = run_phase(stage, phase)
     # Reduced up a tree, not gathered: rank 0 would otherwise receive every rank's histogram,
     # timeline and latency series (tens of KiB each). Only the raw times (and a Python
     # body's metrics, which its workload reduces) come to rank 0 from every rank.
@@ -335,7 +382,7 @@ def _phase(
     figures, failure = None, None
     if share is not None and rows is not None:
         figures = reduced_figures(phase.value, iteration, frame, share, [r for r, _ in rows])
-        metrics = workload.reduce_metrics([m for _, m in rows if m])
+        metrics = stage.workload.reduce_metrics([m for _, m in rows if m])
         if metrics:
             figures = dataclasses.replace(figures, metrics=metrics)
         if figures.errors:
@@ -348,7 +395,7 @@ def _phase(
     failure = world.bcast(failure)
     if failure:
         if not run.keep and run.writes:
-            _remove(world, target, run)
+            _remove(world, stage.target, run)
         raise RunFailedError(failure)
     return figures
 
