@@ -34,7 +34,7 @@ from hpcio.errors import SpecError
 from hpcio.options import FLAG, SIZE, option
 from hpcio.units import format_bytes
 from hpcio.workloads import striping
-from hpcio.workloads.apis.replay import mpi_info
+from hpcio.workloads.apis.library_walk import mpi_info
 from hpcio.workloads.contract import (
     Body,
     CacheFacts,

@@ -12,7 +12,7 @@ import numpy as np
 
 from hpcio import _engine
 from hpcio.workloads import apis
-from hpcio.workloads.apis.replay import Layout, check, mpi_info
+from hpcio.workloads.apis.library_walk import Layout, check, mpi_info
 from hpcio.workloads.contract import CollectBody, Context, Phase, PythonBody
 from hpcio.workloads.plans import Op
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcio.workloads.apis.replay import hints_in_effect
+from hpcio.workloads.apis.library_walk import hints_in_effect
 
 
 def available() -> str | None:

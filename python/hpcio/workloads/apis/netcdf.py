@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcio.workloads.apis.replay import VARIABLE
+from hpcio.workloads.apis.library_walk import VARIABLE
 
 Error = (OSError, RuntimeError, ValueError)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcio.workloads.apis.replay import VARIABLE
+from hpcio.workloads.apis.library_walk import VARIABLE
 
 NC_NOWRITE = 0x0000
 NC_CLOBBER = 0x0000

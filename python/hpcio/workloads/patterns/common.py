@@ -26,7 +26,7 @@ from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
-    from hpcio.workloads.apis import replay
+    from hpcio.workloads.apis import library_walk
 
 #: The APIs whose files hold a dataset that may be chunked, and HDF5's largest chunk.
 CHUNKED_APIS = ("hdf5", "netcdf")
@@ -178,16 +178,16 @@ class PatternWorkload(Workload):
         body = self.engine_body(run, phase, who)
         if run.params.api == "posix":
             return body
-        from hpcio.workloads.apis import replay
+        from hpcio.workloads.apis import library_walk
 
         assert isinstance(body, PlanBody)
-        return replay.body(body.plan, self.api_layout(run))
+        return library_walk.body(body.plan, self.api_layout(run))
 
-    def api_layout(self, run: RunSpec) -> replay.Layout:
-        from hpcio.workloads.apis import replay
+    def api_layout(self, run: RunSpec) -> library_walk.Layout:
+        from hpcio.workloads.apis import library_walk
 
         p = run.params
-        return replay.Layout(
+        return library_walk.Layout(
             api=p.api,
             shared=self.shared_file,
             collective=p.collective,
@@ -258,8 +258,8 @@ class PatternWorkload(Workload):
         in_flight = f"{self.lanes(run)} in flight x {format_bytes(transfer)} transfer"
         options = self.lower["buffers"]
         if run.params.api != "posix" and getattr(run.params, "random_offsets", False):
-            # A library replays a shuffled plan from a row per transfer (apis/replay.py).
-            from hpcio.workloads.apis.replay import EXPANDED_BYTES_PER_TRANSFER
+            # A library replays a shuffled plan from a row per transfer (apis/library_walk.py).
+            from hpcio.workloads.apis.library_walk import EXPANDED_BYTES_PER_TRANSFER
 
             table = self.transfers_per_call(run) * EXPANDED_BYTES_PER_TRANSFER
             per_rank += table

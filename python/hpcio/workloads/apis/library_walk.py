@@ -1,4 +1,5 @@
-"""A rank's engine plan done through a library API (--api mpiio|hdf5|netcdf|pnetcdf).
+"""A rank's engine plan walked through a library API (--api mpiio|hdf5|netcdf|pnetcdf); not
+to be confused with workloads/replay/, which replays a Darshan log.
 
 The plan says which files to open and which transfers to make, in order; here each open,
 write, read, sync and close is the library's call, timed by the Recorder (open, create and
