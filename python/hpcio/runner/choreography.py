@@ -15,7 +15,8 @@ import numpy as np
 from hpcio import _engine
 from hpcio.runner import interrupts
 from hpcio.runner.aggregate import Contribution
-from hpcio.runner.world import Comm, Request
+from hpcio.runner.world import Comm
+from hpcio.workloads import double_buffer
 from hpcio.workloads.contract import CollectBody, Phase, RankInfo, SharedUploadBody
 from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
 
@@ -94,27 +95,16 @@ def _collect_and_write(
     pieces: list[tuple[int, int, int]],
     buffers: tuple[np.ndarray, np.ndarray],
 ) -> None:
-    """Receive the next remote piece into one buffer while the other is written."""
-    remote = [k for k, (writer, _, _) in enumerate(pieces) if writer != body.collector]
-    buffer_of = {k: buffers[n % 2] for n, k in enumerate(remote)}
-    upcoming = iter(remote)
-    receiving: dict[int, Request] = {}
+    def write(writer: int, offset: int, length: int, data: np.ndarray | None) -> None:
+        _feed(executor, _chunk_plan(body, Op.WRITE, offset, length, writer), source=data)
 
-    def receive_next() -> None:
-        k = next(upcoming, None)
-        if k is not None:
-            writer, _, length = pieces[k]
-            receiving[k] = world.irecv_bytes(buffer_of[k][:length], source=writer, tag=_TAG)
-
-    receive_next()
-    for k, (writer, offset, length) in enumerate(pieces):
-        chunk = _chunk_plan(body, Op.WRITE, offset, length, writer)
-        if writer == body.collector:
-            _feed(executor, chunk)
-            continue
-        receiving.pop(k).wait()
-        receive_next()  # the other buffer's write has finished: it can take the next piece
-        _feed(executor, chunk, source=buffer_of[k][:length])
+    double_buffer.collect_and_write(
+        pieces,
+        body.collector,
+        buffers,
+        lambda buffer, writer: world.irecv_bytes(buffer, source=writer, tag=_TAG),
+        write,
+    )
 
 
 def _read_and_scatter(
@@ -126,24 +116,19 @@ def _read_and_scatter(
     buffers: tuple[np.ndarray, np.ndarray],
     mine: Contribution,
 ) -> None:
-    """Read the next piece into one buffer while the other is on its way to its reader."""
-    reader_of = {source: rank for rank, source in enumerate(body.reads_from)}
-    sending: list[Request | None] = [None, None]
-    for k, (writer, offset, length) in enumerate(pieces):
-        slot = k % 2
-        previous = sending[slot]
-        if previous is not None:
-            previous.wait()
-        buffer = buffers[slot][:length]
+    def read(writer: int, offset: int, length: int, buffer: np.ndarray) -> np.ndarray:
         _feed(executor, _chunk_plan(body, Op.READ, offset, length, writer), sink=buffer)
-        if reader_of[writer] == body.collector:
-            mine.check(run, body.key, buffer, writer, offset)
-            sending[slot] = None
-        else:
-            sending[slot] = world.isend_bytes(buffer, dest=reader_of[writer], tag=_TAG)
-    for request in sending:
-        if request is not None:
-            request.wait()
+        return buffer
+
+    double_buffer.read_and_scatter(
+        pieces,
+        body.collector,
+        buffers,
+        {source: rank for rank, source in enumerate(body.reads_from)},
+        read,
+        lambda data, reader: world.isend_bytes(data, dest=reader, tag=_TAG),
+        lambda data, writer, offset: mine.check(run, body.key, data, writer, offset),
+    )
 
 
 def _contributor(

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from hpcio import _engine
-from hpcio.workloads import apis
+from hpcio.workloads import apis, double_buffer
 from hpcio.workloads.apis.library_walk import Layout, check, mpi_info
 from hpcio.workloads.contract import CollectBody, Context, Phase, PythonBody
 from hpcio.workloads.plans import Op
@@ -80,55 +80,58 @@ def _collector(collect: CollectBody, layout: Layout, phase: Phase, context: Cont
         info.Free()
 
 
+class _Request:
+    """An mpi4py request, waited on as double_buffer waits, keeping its bytes alive."""
+
+    def __init__(self, request: Any, data: np.ndarray) -> None:
+        self._request, self._data = request, data
+
+    def wait(self) -> None:
+        self._request.Wait()
+
+
 def _collect_and_write(collect, pieces, buffers, opened, context: Context, comm) -> None:
-    """Receive the next remote piece into one buffer while the other is written; the
-    collector's own pieces are made in a third."""
+    """The collector's own pieces are made in a third buffer."""
     run, recorder, clock = context.run, context.recorder, _engine.clock_ns
-    remote = [k for k, (writer, _, _) in enumerate(pieces) if writer != collect.collector]
-    buffer_of = {k: buffers[n % 2] for n, k in enumerate(remote)}
     own = _engine.PayloadBuffer(run.seed, len(buffers[0]))
-    upcoming = iter(remote)
-    receiving = {}
 
-    def receive_next() -> None:
-        k = next(upcoming, None)
-        if k is not None:
-            writer, _, length = pieces[k]
-            receiving[k] = comm.Irecv(buffer_of[k][:length], source=writer, tag=_TAG)
-
-    receive_next()
-    for k, (writer, offset, length) in enumerate(pieces):
-        if writer == collect.collector:
+    def write(writer: int, offset: int, length: int, data: np.ndarray | None) -> None:
+        if data is None:
             own.fill(writer, collect.key, offset, length)
             data = own.view[:length]
-        else:
-            receiving.pop(k).Wait()
-            receive_next()  # into the other buffer, while this one is written
-            data = buffer_of[k][:length]
         start = clock()
         opened.write(offset, data)
         recorder.record("write", start, clock(), length, file=collect.key, offset=offset)
 
+    double_buffer.collect_and_write(
+        pieces,
+        collect.collector,
+        buffers,
+        lambda buffer, writer: _Request(comm.Irecv(buffer, source=writer, tag=_TAG), buffer),
+        write,
+    )
+
 
 def _read_and_scatter(collect, pieces, buffers, reader_of, opened, context: Context, comm) -> None:
-    """Read the next piece into one buffer while the other is on its way to its reader."""
     recorder, clock = context.recorder, _engine.clock_ns
-    sending: list[Any] = [None, None]
-    for k, (writer, offset, length) in enumerate(pieces):
-        slot = k % 2
-        previous = sending[slot]
-        if previous is not None:
-            previous[0].Wait()
-            sending[slot] = None
+
+    def read(writer: int, offset: int, length: int, buffer: np.ndarray) -> np.ndarray:
         start = clock()
         # The bytes read: the buffer, or an array of the library's own (netcdf).
-        data = opened.read(offset, buffers[slot][:length])
+        data = opened.read(offset, buffer)
         recorder.record("read", start, clock(), length, file=collect.key, offset=offset)
-        if reader_of[writer] == collect.collector:
-            if context.run.verify:
-                check(context, collect.key, data, writer, offset)
-        else:  # `data` is kept beside its send until the send is done
-            sending[slot] = (comm.Isend(data, dest=reader_of[writer], tag=_TAG), data)
-    for pending in sending:
-        if pending is not None:
-            pending[0].Wait()
+        return data
+
+    def keep(data: np.ndarray, writer: int, offset: int) -> None:
+        if context.run.verify:
+            check(context, collect.key, data, writer, offset)
+
+    double_buffer.read_and_scatter(
+        pieces,
+        collect.collector,
+        buffers,
+        reader_of,
+        read,
+        lambda data, reader: _Request(comm.Isend(data, dest=reader, tag=_TAG), data),
+        keep,
+    )
