@@ -15,8 +15,7 @@ from hpcio.report.compare import Comparison, cells, columns, summary_lines, tabl
 from hpcio.report.plots import Plot, PlotSet, render
 from hpcio.report.points import describe, per_rank_bytes, spec_fields
 from hpcio.report.tables import Table, format_cell, study_tables
-from hpcio.results.schema import ResultDocument
-from hpcio.runner.pagecache import PAGE_CACHE_WARNING
+from hpcio.results.schema import PAGE_CACHE_WARNING, ResultDocument
 from hpcio.units import format_counts
 from hpcio.workloads import registry
 
