@@ -65,6 +65,9 @@ def test_merged_histograms_give_the_engines_merge(name):
     assert not any(ours.counts[len(from_engine.counts) :])
     assert _python_summary(ours) == _engine.histogram_summary(merged_by_engine, list(QUANTILES))
     assert merged_latency_percentiles(parts) == latency_percentiles(merged_by_engine)
+    curve = [i / 200 for i in range(201)]
+    engine_curve = _engine.histogram_summary(merged_by_engine, curve)["quantiles_ns"]
+    assert ours.values_at_quantiles(curve) == engine_curve
 
 
 def test_a_known_distribution_has_its_percentiles():

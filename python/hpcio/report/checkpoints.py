@@ -10,8 +10,7 @@ from hpcio.report.points import per_rank_bytes
 from hpcio.report.profiles import _table
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
-from hpcio.workloads import registry
-from hpcio.workloads.checkpoint import CheckpointWorkload
+from hpcio.workloads import shown
 
 _GIB = float(1 << 30)
 HEADER = ("Model", "Ranks", "Checkpoint", "Target", "Save (s)", "Save (GiB/s)", "Load (s)",
@@ -19,7 +18,7 @@ HEADER = ("Model", "Ranks", "Checkpoint", "Target", "Save (s)", "Save (GiB/s)", 
 
 
 def is_checkpoint(doc: ResultDocument) -> bool:
-    return registry.family_of(doc.workload) == CheckpointWorkload.family
+    return shown.family_of(doc.workload) == "checkpoint"
 
 
 def checkpoint_table(docs: Sequence[ResultDocument]) -> str:

@@ -17,7 +17,7 @@ from hpcio.report.points import describe, per_rank_bytes, spec_fields
 from hpcio.report.tables import Table, format_cell, study_tables
 from hpcio.results.schema import PAGE_CACHE_WARNING, ResultDocument
 from hpcio.units import format_counts
-from hpcio.workloads import registry
+from hpcio.workloads import shown
 
 #: Browsers refuse anything but inline styles and data: images, so nothing is fetched even if
 #: a value in a document looked like a URL.
@@ -372,7 +372,7 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
             bw = s.bandwidth_mib_s
             mean: Cell = (f"{bw.mean:.3f}", bw.mean)
             rows.append([
-                str(number), registry.label(doc.workload, settings), str(run["target"]["url"]),
+                str(number), shown.label(doc.workload, settings), str(run["target"]["url"]),
                 (str(doc.ranks), doc.ranks), _mib(per_rank_bytes(doc)),
                 _mib(settings.get("transfer_bytes")), (str(s.iterations), s.iterations), phase,
                 mean, (f"{s.seconds.mean:.5f}", s.seconds.mean),

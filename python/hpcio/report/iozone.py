@@ -9,8 +9,7 @@ from hpcio.report.plots import Plot
 from hpcio.report.points import describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import pooled_stats
 from hpcio.results.schema import ResultDocument
-from hpcio.workloads import registry
-from hpcio.workloads.profiles.iozone import TESTS, Iozone
+from hpcio.workloads import shown
 
 _WIDTH = 14
 #: Fields an IOzone sweep varies itself: its rows (file and record size) and its tests.
@@ -18,7 +17,7 @@ _SWEPT = ("size_per_rank_bytes", "transfer_bytes", "test", "phases", "random_off
 
 
 def is_iozone(doc: ResultDocument) -> bool:
-    return registry.family_of(doc.workload) == Iozone.family
+    return shown.family_of(doc.workload) == "iozone"
 
 
 def _test_and_phase(doc: ResultDocument) -> tuple[str, str]:
@@ -66,12 +65,14 @@ def iozone_table(docs: Sequence[ResultDocument]) -> str:
 
 
 def _one_table(title: str, docs: Sequence[ResultDocument]) -> str:
-    header = f"{'kB':>12}{'reclen':>8}" + "".join(f"{test:>{_WIDTH}}" for test in TESTS)
+    header = f"{'kB':>12}{'reclen':>8}" + "".join(
+        f"{test:>{_WIDTH}}" for test in shown.IOZONE_TESTS
+    )
     lines = [title, header]
     for (file_bytes, record_bytes), by_test in sorted(iozone_rates(docs).items()):
         cells = "".join(
             f"{by_test[test]:>{_WIDTH}.0f}" if test in by_test else f"{'-':>{_WIDTH}}"
-            for test in TESTS
+            for test in shown.IOZONE_TESTS
         )
         lines.append(f"{file_bytes >> 10:>12}{record_bytes >> 10:>8}{cells}")
     counts = Counter(
@@ -102,7 +103,7 @@ def iozone_heatmap(docs: Sequence[ResultDocument]) -> Plot:
     figure = Figure(figsize=(13, 7.5), layout="constrained")
     axes_grid = figure.subplots(2, 3, sharex=True, sharey=True)
     image = None
-    for axes, test in zip(axes_grid.ravel(), TESTS, strict=True):
+    for axes, test in zip(axes_grid.ravel(), shown.IOZONE_TESTS, strict=True):
         grid = np.full((len(files), len(records)), np.nan)
         for (f, r), by_test in rates.items():
             if test in by_test and by_test[test] > 0:

@@ -9,7 +9,7 @@ from statistics import mean
 
 from hpcio.report.pooled import pooled_stats
 from hpcio.results.schema import ResultDocument
-from hpcio.workloads import registry
+from hpcio.workloads import shown
 
 FAMILY = "library"
 _COLUMNS = ("Library", "Target", "Ranks", "Volume", "Stored (MiB)", "Raw (MiB)", "Raw/stored",
@@ -17,7 +17,7 @@ _COLUMNS = ("Library", "Target", "Ranks", "Volume", "Stored (MiB)", "Raw (MiB)",
 
 
 def is_library_run(doc: ResultDocument) -> bool:
-    return registry.family_of(doc.workload) == FAMILY
+    return shown.family_of(doc.workload) == FAMILY
 
 
 def library_table(docs: Sequence[ResultDocument]) -> str:
@@ -27,7 +27,7 @@ def library_table(docs: Sequence[ResultDocument]) -> str:
     for doc in docs:
         if is_library_run(doc) and "write" in doc.summary:
             shape = "x".join(str(s) for s in doc.params.get("volume", ()))
-            key = (registry.label(doc.workload, doc.settings), str(doc.run["target"]["url"]),
+            key = (shown.label(doc.workload, doc.settings), str(doc.run["target"]["url"]),
                    doc.ranks, shape)  # fmt: skip
             groups.setdefault(key, []).append(doc)
     if not groups:

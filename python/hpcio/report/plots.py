@@ -24,9 +24,10 @@ from hpcio.report.points import (
     varying_fields,
 )
 from hpcio.report.pooled import iterations_of, pooled_stats
+from hpcio.results import hdr
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
-from hpcio.workloads import registry
+from hpcio.workloads import shown
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -85,8 +86,8 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
     from hpcio.report.training import training_plots
 
     # Training runs have figures of their own (AU, I/O wait per step), not sizes and phases.
-    trained = [d for d in docs if registry.family_of(d.workload) == "training"]
-    docs = [d for d in docs if registry.family_of(d.workload) != "training"]
+    trained = [d for d in docs if shown.family_of(d.workload) == "training"]
+    docs = [d for d in docs if shown.family_of(d.workload) != "training"]
     plots: list[Plot] = list(training_plots(trained))
     skipped: list[str] = []
     for phase in _phases(docs):
@@ -106,7 +107,7 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
                 latency_vs_size(series_by_point(docs, phase, without="size_per_rank_bytes"), phase),
             )
         )
-    global_docs = [d for d in docs if registry.sized_globally(d.workload)]
+    global_docs = [d for d in docs if shown.sized_globally(d.workload)]
     for phase in _phases(global_docs):
         plots.append(
             Plot(
@@ -118,7 +119,7 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
             )
         )
     for pattern, phase in _patterns_and_phases(docs):
-        chosen = [d for d in docs if registry.label(d.workload, d.settings) == pattern]
+        chosen = [d for d in docs if shown.label(d.workload, d.settings) == pattern]
         plots.append(
             Plot(
                 f"latency-cdf-{pattern}-{phase}",
@@ -304,11 +305,10 @@ def latency_quantiles_s(
     docs: Sequence[ResultDocument], phase: str, quantiles: Sequence[float]
 ) -> list[float]:
     """Per-op latency in seconds at each quantile of `phase`, over every iteration of `docs`."""
-    from hpcio import _engine
-
-    parts = [base64.b64decode(p.latency_hdr_b64) for p in iterations_of(docs, phase)]
-    summary = _engine.histogram_summary(_engine.histogram_merge(parts), list(quantiles))
-    return [ns / 1e9 for ns in summary["quantiles_ns"]]
+    parts = [hdr.decode(base64.b64decode(p.latency_hdr_b64)) for p in iterations_of(docs, phase)]
+    if not parts:
+        return [0.0] * len(quantiles)
+    return [ns / 1e9 for ns in hdr.merge(parts).values_at_quantiles(quantiles)]
 
 
 def write_files(plot: Plot, directory: Path) -> list[Path]:
@@ -416,7 +416,7 @@ def _phases(docs: Iterable[ResultDocument]) -> list[str]:
 
 def _patterns_and_phases(docs: Iterable[ResultDocument]) -> list[tuple[str, str]]:
     return list(
-        dict.fromkeys((registry.label(d.workload, d.settings), p) for d in docs for p in d.summary)
+        dict.fromkeys((shown.label(d.workload, d.settings), p) for d in docs for p in d.summary)
     )
 
 
@@ -433,9 +433,9 @@ def comparison_plots(
     draw = bandwidth_vs_size if metric == "bandwidth" else latency_vs_size
     # Training runs have no size per rank: their AU and I/O wait, A's and B's runs together.
     trained = [d for docs in sources.values() for d in docs
-               if registry.family_of(d.workload) == "training"]  # fmt: skip
+               if shown.family_of(d.workload) == "training"]  # fmt: skip
     sources = {
-        name: [d for d in docs if registry.family_of(d.workload) != "training"]
+        name: [d for d in docs if shown.family_of(d.workload) != "training"]
         for name, docs in sources.items()
     }
     every = [d for docs in sources.values() for d in docs]

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from hpcio.report.points import describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import pooled_latency, pooled_stats
 from hpcio.results.schema import ResultDocument
-from hpcio.workloads import registry
-from hpcio.workloads.profiles.storage import ProfileWorkload
+from hpcio.workloads import shown
 
 _PHASES = (("write", "Writes"), ("read", "Reads"))
 _LATENCIES = (("mean_s", "Avg."), ("p50_s", "Median"), ("p99_s", "99%"))
@@ -17,12 +16,12 @@ _NONE = "-"
 
 def is_profile(doc: ResultDocument) -> bool:
     """A document of one of the fio study's storage profiles."""
-    return registry.family_of(doc.workload) == ProfileWorkload.family
+    return shown.family_of(doc.workload) == "profile"
 
 
 def profile_name(doc: ResultDocument) -> str:
     """The profile (or other workload) a document measured."""
-    return registry.label(doc.workload, doc.settings)
+    return shown.label(doc.workload, doc.settings)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -22,7 +22,7 @@ from hpcio.report.points import (
 from hpcio.report.pooled import is_time_based, mean_bytes_moved, mean_seconds
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_counts
-from hpcio.workloads import registry
+from hpcio.workloads import shown
 
 _MIB = float(1 << 20)
 #: Spec fields a table spreads over its rows (sizes, ranks) and columns (targets); every other
@@ -70,9 +70,9 @@ def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
     says how many there were."""
     groups: dict[tuple[str, str, PointKey], _Group] = {}
     for doc in docs:
-        if registry.family_of(doc.workload) in _OWN_TABLES:
+        if shown.family_of(doc.workload) in _OWN_TABLES:
             continue
-        pattern = registry.label(doc.workload, doc.settings)
+        pattern = shown.label(doc.workload, doc.settings)
         for phase in doc.summary:
             config = point_key(doc.run, without=_ROW_AND_COLUMN_FIELDS)
             groups.setdefault((pattern, phase, config), _Group(pattern, phase, [])).docs.append(doc)
@@ -97,7 +97,7 @@ def _table(group: _Group, varying: Sequence[str]) -> Table:
     if varying:
         title += ": " + ", ".join(describe(fields, [name]) for name in varying)
     # A time-based run's phases, and a replay's, move other than File Size: show what moved.
-    timed = is_time_based(group.docs[0].run) or not registry.moves_data_set(
+    timed = is_time_based(group.docs[0].run) or not shown.moves_data_set(
         str(group.docs[0].run["workload"])
     )
     urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))

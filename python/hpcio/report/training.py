@@ -10,15 +10,15 @@ from statistics import mean
 from hpcio.report.plots import Plot, _legend, _new_figure, _style
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
-from hpcio.workloads import registry
-from hpcio.workloads.training.unet3d import Unet3d, sizing
+from hpcio.workloads import shown
+from hpcio.workloads.training.tables import sizing
 from hpcio.workloads.training.utilization import PASS_AU_PERCENT
 
 HEADER = ("Simulated GPU", "Samples", "Storage Type", "AU (%)", "MiB/s", "Result")
 
 
 def is_training(doc: ResultDocument) -> bool:
-    return doc.workload == Unet3d.name and registry.family_of(doc.workload) == "training"
+    return doc.workload == "unet3d" and shown.family_of(doc.workload) == "training"
 
 
 def _metrics(doc: ResultDocument) -> list[dict]:

@@ -9,6 +9,8 @@ counts array as zig-zag LEB128 varints, a negative number standing for that many
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import struct
 from collections.abc import Sequence
@@ -101,20 +103,22 @@ class Histogram:
 
     def value_at_quantile(self, quantile: float) -> int:
         """The highest value equivalent to the one at `quantile` (0..1); 0 when empty."""
+        return self.values_at_quantiles([quantile])[0]
+
+    def values_at_quantiles(self, quantiles: Sequence[float]) -> list[int]:
+        """`value_at_quantile` of each of `quantiles`, the counts summed once."""
         total = self.count
         if not total:
-            return 0
-        quantile = min(quantile, 1.0)
-        wanted = max(1, math.ceil(quantile * float(total)))
-        reached = 0
-        for index, count in enumerate(self.counts):
-            reached += count
-            if reached >= wanted:
-                value = self.value_for(index)
-                if quantile == 0.0:
-                    return self.lowest_equivalent(value)
-                return self.highest_equivalent(value)
-        return 0
+            return [0] * len(quantiles)
+        reached = list(itertools.accumulate(self.counts))
+        values = []
+        for quantile in quantiles:
+            quantile = min(quantile, 1.0)
+            wanted = max(1, math.ceil(quantile * float(total)))
+            value = self.value_for(bisect.bisect_left(reached, wanted))
+            zero = quantile == 0.0
+            values.append(self.lowest_equivalent(value) if zero else self.highest_equivalent(value))
+        return values
 
 
 def decode(encoded: bytes) -> Histogram:
