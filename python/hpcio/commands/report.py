@@ -21,9 +21,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="+", help="JSON Lines files written by -o")
     parser.add_argument(
         "--format",
-        choices=("md", "csv", "json"),
+        choices=("md", "csv", "json", "rows"),
         default="md",
-        help="tables on stdout (default md); with --plots or --html the written paths instead",
+        help="tables on stdout (default md), or rows: one CSV row per run and phase with every "
+        "spec field and metric (pandas.read_csv reads it); with --plots or --html the written "
+        "paths instead",
+    )
+    parser.add_argument(
+        "--per-iteration",
+        action="store_true",
+        help="with --format rows: one row per iteration of each run and phase",
     )
     add_output_arguments(parser)
 
@@ -46,7 +53,14 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from hpcio.report.tables import render, study_tables
 
     plots_dir, html_path = check_outputs(args)
+    if args.per_iteration and args.format != "rows":
+        raise SpecError("--per-iteration is for --format rows")
     docs = read_documents(args.results)
+    if args.format == "rows" and plots_dir is None and html_path is None:
+        from hpcio.report.rows import render_rows, rows
+
+        sys.stdout.write(render_rows(rows(docs, per_iteration=args.per_iteration)))
+        return 0
     if plots_dir is None and html_path is None:
         sys.stdout.write(render(study_tables(docs), args.format))
         if args.format == "md":
