@@ -3,6 +3,7 @@ import io
 import json
 
 import pytest
+import recorded
 from hpcio.results import io as results_io
 
 MiB = 1 << 20
@@ -222,3 +223,16 @@ def test_ignoring_a_field_that_splits_one_file_is_refused(results, hpcio, error_
         f"hpcio: error: --ignore target: {both} holds runs of one point that differ in target; "
         "compare them separately, or do not ignore target"
     )
+
+
+def test_two_workloads_match_when_the_workload_is_ignored(hpcio, tmp_path):
+    """sfmw against mfmw at the same sizes: each pattern's params (segments, files per rank)
+    are not the other's, and ignoring the workload leaves them out of the match too."""
+    a = recorded.selected(recorded.V1 / "file-2ranks.jsonl", tmp_path / "a.jsonl", pattern="sfmw")
+    b = recorded.selected(recorded.V1 / "file-2ranks.jsonl", tmp_path / "b.jsonl", pattern="mfmw")
+    assert len([p for p in compare(hpcio, a, b)["points"] if p["a"] and p["b"]]) == 0
+    out = compare(hpcio, a, b, "--ignore", "workload")
+    matched = [p for p in out["points"] if p["a"] and p["b"]]
+    assert len(matched) == 4  # write and read at 1 and 2 MiB per rank
+    assert out["ignored"][0] == "workload"
+    assert out["counts"]["only in A"] == 0 and out["counts"]["only in B"] == 0

@@ -180,6 +180,7 @@ def compare(
             raise SpecError(
                 f"--ignore {name}: not a spec field; choose from {', '.join(sorted(known))}"
             )
+    ignore = _with_unshared_params(ignore, runs)
     statistic = METRICS[metric][0]
     measured: dict[tuple[PointKey, str], dict[str, list[ResultDocument]]] = {}
     for which, docs in (("a", a_docs), ("b", b_docs)):
@@ -224,6 +225,16 @@ def compare(
         )
 
     return Comparison(a_name, b_name, metric, tuple(sorted(points, key=order)), tuple(ignore))
+
+
+def _with_unshared_params(ignore: Sequence[str], runs: Sequence[dict[str, Any]]) -> list[str]:
+    """`ignore`, and when it names the workload, the params only some of the runs' workloads
+    take: runs of two workloads never share those, and would otherwise match nothing."""
+    if "workload" not in ignore:
+        return list(ignore)
+    every = [set(spec_fields(run)) for run in runs]
+    unshared = set.union(*every) - set.intersection(*every)
+    return [*ignore, *sorted(unshared - set(ignore))]
 
 
 def _refuse_mixed(docs: Sequence[ResultDocument], ignore: Sequence[str], name: str) -> None:

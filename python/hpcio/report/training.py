@@ -56,14 +56,32 @@ def au_rows(docs: Sequence[ResultDocument]) -> list[tuple[str, ...]]:
             storage_type(doc),
             f"{au:.2f}",
             f"{mib:,.1f}",
-            "pass" if au >= PASS_AU_PERCENT else "fail",
+            _result(au, broken_sizing(doc)),
         ))  # fmt: skip
     return rows
 
 
+def _result(au: float, broken: Sequence[str]) -> str:
+    """MLPerf's verdict: pass at AU >= 90 % only for a run of a valid size."""
+    if au < PASS_AU_PERCENT:
+        return "fail"
+    return "invalid size" if broken else "pass"
+
+
+def broken_sizing(doc: ResultDocument) -> list[str]:
+    """MLPerf Storage's sizing rules the run breaks (none: a valid size, or not measured)."""
+    measured = _metrics(doc)
+    if not measured:
+        return []
+    samples = int(doc.params["samples"])
+    mean_bytes = doc.cache.data_set_bytes / max(samples, 1)
+    ram = doc.cache.node_ram_bytes * doc.nodes
+    return sizing(samples, mean_bytes, int(measured[-1]["steps_per_epoch"]), ram)
+
+
 def au_table(docs: Sequence[ResultDocument]) -> str:
     """One row per training run, in Markdown: the storage study's table and pass or fail at
-    AU >= 90 %."""
+    AU >= 90 % ("invalid size" for a run above it that breaks MLPerf's sizing rules)."""
     rows = au_rows(docs)
     if not rows:
         return ""
@@ -102,10 +120,7 @@ def sizing_lines(docs: Sequence[ResultDocument]) -> list[str]:
             lines.append(wait)
         if not measured:
             continue
-        samples = int(doc.params["samples"])
-        mean_bytes = doc.cache.data_set_bytes / max(samples, 1)
-        ram = doc.cache.node_ram_bytes * doc.nodes
-        broken = sizing(samples, mean_bytes, int(measured[-1]["steps_per_epoch"]), ram)
+        broken = broken_sizing(doc)
         if broken:
             lines.append("not a valid MLPerf Storage size: " + "; ".join(broken))
         if doc.cache.reads_may_hit_page_cache:
