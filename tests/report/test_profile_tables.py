@@ -51,7 +51,8 @@ def test_time_based_profile_bandwidth_in_the_studys_table(profiled, hpcio, read_
     done = hpcio("report", profiled["streaming"], "--format", "json")
     tables = {t["title"]: t for t in json.loads(done.stdout)}
     for phase in ("write", "read"):
-        table = tables[f"streaming {phase}: duration 0.3 s"]
+        url = timed["run"]["target"]["url"]
+        table = tables[f"streaming {phase} on {url}: duration 0.3 s"]
         ((_, _, moved, latency, bandwidth),) = table["rows"]
         assert moved == timed["phases"][0 if phase == "write" else 1]["bytes_total"] / MiB
         assert bandwidth == pytest.approx(

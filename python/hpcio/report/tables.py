@@ -93,14 +93,14 @@ def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
 def _table(group: _Group, varying: Sequence[str]) -> Table:
     phase = group.phase
     fields = spec_fields(group.docs[0].run)
-    title = f"{group.pattern} {phase}"
+    urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))
+    title = f"{group.pattern} {phase} on {', '.join(urls)}"
     if varying:
         title += ": " + ", ".join(describe(fields, [name]) for name in varying)
     # A time-based run's phases, and a replay's, move other than File Size: show what moved.
     timed = is_time_based(group.docs[0].run) or not shown.moves_data_set(
         str(group.docs[0].run["workload"])
     )
-    urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))
     cells: dict[tuple[int, int], dict[str, list[ResultDocument]]] = {}
     for doc in group.docs:
         per_proc = per_rank_bytes(doc)
@@ -158,6 +158,14 @@ def failed_requests(doc: ResultDocument, phase: str) -> int:
     iterations; a document older than the count by cause has the throttled and retried ones."""
     s = doc.summary[phase]
     return sum(s.store_failures.values()) or s.throttled + s.retried
+
+
+#: What the studies' "Latency" is, said under every table that keeps their header.
+LATENCY_NOTE = (
+    "Latency is the studies' name for the phase time (barrier to the last rank's close or "
+    "commit, mean over iterations), not a per-operation latency (report --format rows gives "
+    "those as op_latency_*)"
+)
 
 
 def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> tuple[str, ...]:
@@ -222,7 +230,7 @@ def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> t
         "which slows what these figures measure"
         for ranks, cores in sorted(crowded)
     )
-    return tuple(notes)
+    return (*notes, LATENCY_NOTE)
 
 
 def format_cell(value: float | None, kind: str) -> str:
