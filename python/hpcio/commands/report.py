@@ -62,7 +62,10 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
         sys.stdout.write(render_rows(rows(docs, per_iteration=args.per_iteration)))
         return 0
     if plots_dir is None and html_path is None:
-        sys.stdout.write(render(study_tables(docs), args.format))
+        from hpcio.report.families import family_grids
+
+        grids = [] if args.format == "md" else family_grids(docs)
+        sys.stdout.write(render(study_tables(docs), args.format, grids))
         if args.format == "md":
             _profile_tables(docs)
             from hpcio.report.checkpoints import checkpoint_table

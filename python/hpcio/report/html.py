@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from html import escape
 
 from hpcio.report.compare import Comparison, cells, columns, summary_lines, tables
+from hpcio.report.families import family_grids
+from hpcio.report.grid import Grid
 from hpcio.report.plots import Plot, PlotSet, render
 from hpcio.report.points import describe, per_rank_bytes, spec_fields
 from hpcio.report.tables import Table, format_cell, study_tables
@@ -63,11 +65,21 @@ def report_page(docs: Sequence[ResultDocument], plots: PlotSet, sources: Sequenc
         ("summary", "Summary", _summary(docs)),
         ("warnings", "Warnings", _warnings(docs)),
         ("environment", "Environment", _environment(docs)),
-        ("tables", "Tables", _study_tables(study_tables(docs))),
+        ("tables", "Tables", _study_tables(study_tables(docs)) + _grids(family_grids(docs))),
         ("plots", "Plots", _plots(plots)),
         ("runs", "Runs", _runs(docs)),
     ]
     return _page("hpcio report", intro, sections)
+
+
+def _grids(grids: Sequence[Grid]) -> str:
+    """The family tables, each under its title with its notes."""
+    parts = []
+    for g in grids:
+        parts.append(f"<h3>{escape(g.title)}</h3>")
+        parts.append(_table(g.columns, g.rows, table_id=f"family-{_slug(g.title)}"))
+        parts.extend(f'<p class="note">Note: {escape(n)}</p>' for n in g.notes)
+    return "\n" + "\n".join(parts) if parts else ""
 
 
 def comparison_page(

@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hpcio.report.grid import Grid
 from hpcio.report.points import (
     PointKey,
     describe,
@@ -240,19 +241,24 @@ def format_cell(value: float | None, kind: str) -> str:
     return f"{int(value) if kind == 'runs' else value:{_FORMATS[kind]}}"
 
 
-def render(tables: Sequence[Table], fmt: str) -> str:
-    """Tables as Markdown ("md"), CSV ("csv", with a pattern/phase column) or JSON ("json")."""
+def render(tables: Sequence[Table], fmt: str, grids: Sequence[Grid] = ()) -> str:
+    """Tables as Markdown ("md"), CSV ("csv", with a pattern/phase column) or JSON ("json");
+    CSV and JSON add the family tables `grids` after them (Markdown prints those in each
+    study's own layout)."""
     if fmt == "json":
         return (
             json.dumps(
                 [
-                    {
-                        "title": t.title,
-                        "columns": list(t.columns),
-                        "rows": [list(r) for r in t.rows],
-                        "notes": list(t.notes),
-                    }
-                    for t in tables
+                    *(
+                        {
+                            "title": t.title,
+                            "columns": list(t.columns),
+                            "rows": [list(r) for r in t.rows],
+                            "notes": list(t.notes),
+                        }
+                        for t in tables
+                    ),
+                    *(g.to_json() for g in grids),
                 ],
                 indent=2,
             )
@@ -267,6 +273,9 @@ def render(tables: Sequence[Table], fmt: str) -> str:
                 [t.title, *(format_cell(v, k) for v, k in zip(r, t.kinds, strict=True))]
                 for r in t.rows
             )
+        for g in grids:
+            writer.writerow(["table", *g.columns])
+            writer.writerows([g.title, *r] for r in g.rows)
         return out.getvalue()
     parts = []
     for t in tables:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import mean
 
+from hpcio.report.grid import Grid, grid
 from hpcio.report.plots import Plot, _legend, _new_figure, _style
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
@@ -77,6 +78,16 @@ def broken_sizing(doc: ResultDocument) -> list[str]:
     mean_bytes = doc.cache.data_set_bytes / max(samples, 1)
     ram = doc.cache.node_ram_bytes * doc.nodes
     return sizing(samples, mean_bytes, int(measured[-1]["steps_per_epoch"]), ram)
+
+
+def training_grids(docs: Sequence[ResultDocument]) -> list[Grid]:
+    """The MLPerf Storage table of the training runs among `docs`, their sizing and I/O wait
+    lines as its notes (none without training runs)."""
+    rows = au_rows(docs)
+    if not rows:
+        return []
+    title = "MLPerf Storage: accelerator utilization (AU) per training run"
+    return [grid(title, HEADER, [list(r) for r in rows], *sizing_lines(docs))]
 
 
 def au_table(docs: Sequence[ResultDocument]) -> str:
