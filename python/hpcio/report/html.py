@@ -37,16 +37,22 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.beyond td { background: #fff3cd; }
 figure { margin: 0 0 1em; }
 figure img { max-width: 100%; border: 1px solid #eee; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr));
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(560px, 100%), 1fr));
         gap: 1em; align-items: start; }
+.scroll { overflow-x: auto; max-width: 100%; }
 td { overflow-wrap: anywhere; }
 td:first-child, th:first-child { white-space: nowrap; }
-details > table { margin-left: 1em; }
+details > .scroll { margin-left: 1em; }
 figcaption { font-size: 0.9em; color: #555; }
 .warnings li { margin: 0.3em 0; }
 .note { color: #555; font-size: 0.9em; }
 pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
-nav a { margin-right: 1em; }
+nav a { margin-right: 1em; display: inline-block; }
+@media (max-width: 600px) {
+  body { margin: 1em auto; padding: 0 0.5em; }
+  table { font-size: 0.8em; }
+  td:first-child, th:first-child { white-space: normal; }
+}
 """
 
 _NUMBER = re.compile(r"^(-?[0-9.]+|N/A)$")
@@ -122,6 +128,7 @@ def _page(
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         f"<title>{escape(title)}</title>\n<style>{_STYLE}</style></head>\n<body>\n"
         f"<h1>{escape(title)}</h1>\n"
@@ -153,7 +160,8 @@ def _table(
                 lines.append(f"<td>{escape(cell)}</td>")
         lines.append("</tr>")
     lines.append("</tbody></table>")
-    return "".join(lines)
+    # A wide table scrolls inside its own box on a narrow screen, not the whole page.
+    return '<div class="scroll">' + "".join(lines) + "</div>"
 
 
 def _slug(text: str) -> str:

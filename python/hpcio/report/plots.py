@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,7 +123,7 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
         chosen = [d for d in docs if shown.label(d.workload, d.settings) == pattern]
         plots.append(
             Plot(
-                f"latency-cdf-{pattern}-{phase}",
+                f"latency-cdf-{file_safe(pattern)}-{phase}",
                 f"{pattern} {phase} per-op latency CDF",
                 latency_cdf(series_by_point(chosen, phase), phase),
             )
@@ -151,10 +152,14 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
             )
     for phase in _phases(docs):
         counts = sorted({d.ranks for d in docs if phase in d.summary})
-        if len(counts) < 2:
-            skipped.append(
-                f"bandwidth vs ranks ({phase}): skipped, every run has {counts[0]} rank(s)"
+        lines = series_by_point(docs, phase, without="ranks")
+        if not any(len({d.ranks for d in line.docs}) > 1 for line in lines):
+            why = (
+                f"every run has {counts[0]} rank(s)"
+                if len(counts) < 2
+                else "no configuration ran at two rank counts or more"
             )
+            skipped.append(f"bandwidth vs ranks ({phase}): skipped, {why}")
             continue
         plots.append(
             Plot(
@@ -166,15 +171,21 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
     return PlotSet(tuple(plots), tuple(skipped))
 
 
+def file_safe(text: str) -> str:
+    """`text` as part of a file name a shell takes as it is: runs of anything but letters,
+    digits, '.', '_' and '-' become one '-'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
+
+
 def series_by_point(
     docs: Sequence[ResultDocument], phase: str, *, without: str | None = None
 ) -> list[Series]:
     """Documents with `phase`, one series per point with the x-axis field (`without`) left
     out. Labels name the pattern, the target and whatever else differs between series."""
     dropped = () if without is None else (without,)
-    shown = _shown_fields(docs, phase, dropped)
+    legend_fields = _shown_fields(docs, phase, dropped)
     return [
-        Series(describe(spec_fields(group[0].run), shown), tuple(group))
+        Series(describe(spec_fields(group[0].run), legend_fields), tuple(group))
         for group in _groups(docs, phase, dropped).values()
     ]
 
@@ -445,11 +456,11 @@ def comparison_plots(
     if metric == "au":
         return PlotSet(tuple(plots), ())
     for phase in _phases(every):
-        shown = _shown_fields(every, phase, dropped)
+        legend_fields = _shown_fields(every, phase, dropped)
         colours = {key: i for i, key in enumerate(_groups(every, phase, matched_on))}
         series = [
             Series(
-                f"{name}: {describe(spec_fields(group[0].run), shown)}",
+                f"{name}: {describe(spec_fields(group[0].run), legend_fields)}",
                 tuple(group),
                 _LINESTYLES[index % len(_LINESTYLES)],
                 colours[point_key(group[0].run, without=matched_on)],
