@@ -51,7 +51,7 @@ nav a { margin-right: 1em; display: inline-block; }
 @media (max-width: 600px) {
   body { margin: 1em auto; padding: 0 0.5em; }
   table { font-size: 0.8em; }
-  td:first-child, th:first-child { white-space: normal; }
+  td { overflow-wrap: normal; }
 }
 """
 
