@@ -243,3 +243,49 @@ def test_a_crowded_node_is_noted(configs, hpcio, tmp_path):
         False
     ] * 4
     assert warned in report(hpcio, "md", path)
+
+
+def test_the_compared_axis_in_the_columns(configs, hpcio, read_documents):
+    """--across transfer_bytes: the two buffered configurations (256 KiB and 4 KiB transfers)
+    side by side in one table, each column pair the figures of its own run."""
+    docs = read_documents(configs / "configs.jsonl")
+    done = hpcio("report", configs / "configs.jsonl", "--across", "transfer_bytes",
+                 "--format", "json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    tables = {t["title"]: t for t in json.loads(done.stdout)}
+    buffered = tables[f"sfmw write {ON_T1}, by transfer_bytes: no direct, no fsync"]
+    assert buffered["columns"] == [
+        *COLUMNS[:2],
+        "transfer 256 KiB Latency (s)", "transfer 256 KiB Bandwidth (MiB/s)",
+        "transfer 4 KiB Latency (s)", "transfer 4 KiB Bandwidth (MiB/s)",
+    ]  # fmt: skip
+    ((_, _, latency_256k, _, latency_4k, _),) = buffered["rows"]
+    assert (latency_256k, latency_4k) == (seconds(docs[0], "write"), seconds(docs[1], "write"))
+    assert f"sfmw write {ON_T1}, by transfer_bytes: direct, fsync" in tables
+
+
+def test_n1_and_nn_in_one_table(hpcio, read_documents, tmp_path):
+    """--across workload: sfmw (N-1) and mfmw (N-N) at the same sizes in one table (study
+    002's Table 1), though each takes params the other does not."""
+    path = recorded.selected(V1 / "file-2ranks.jsonl", tmp_path / "nn.jsonl",
+                             pattern=("sfmw", "mfmw"))  # fmt: skip
+    docs = read_documents(path)
+    tables = json.loads(report(hpcio, "json", path, "--across", "workload"))
+    assert [t["title"] for t in tables] == [
+        f"sfmw vs mfmw {phase} {ON_T1}, by workload" for phase in PHASES
+    ]
+    write = tables[0]
+    assert write["columns"][2:] == [
+        "sfmw Latency (s)", "sfmw Bandwidth (MiB/s)", "mfmw Latency (s)", "mfmw Bandwidth (MiB/s)",
+    ]  # fmt: skip
+    by_size = {row[1]: row for row in write["rows"]}
+    for doc in docs:  # recorded v1 documents: the pattern and size are top-level run fields
+        per_proc = doc["run"]["size_per_rank_bytes"] / MiB
+        column = 2 if doc["run"]["pattern"] == "sfmw" else 4
+        assert by_size[per_proc][column] == seconds(doc, "write")
+
+
+def test_an_unknown_axis_is_refused(configs, hpcio, error_line):
+    done = hpcio("report", configs / "configs.jsonl", "--across", "stripes")
+    assert done.returncode == 2
+    assert error_line(done).startswith("hpcio: error: --across stripes: not a spec field")

@@ -60,18 +60,24 @@ _NUMBER = re.compile(r"^(-?[0-9.]+|N/A)$")
 Cell = str | tuple[str, float | None]
 
 
-def report_page(docs: Sequence[ResultDocument], plots: PlotSet, sources: Sequence[str]) -> str:
-    """The page of `hpcio report --html`: the studies' tables, every plot, warnings, the
-    environment and every run with its spec."""
+def report_page(
+    docs: Sequence[ResultDocument],
+    plots: PlotSet,
+    sources: Sequence[str],
+    across: str = "target",
+) -> str:
+    """The page of `hpcio report --html`: the studies' tables (their columns along `across`),
+    every plot, warnings, the environment and every run with its spec."""
     intro = (
         f"{len(docs)} run(s) from {', '.join(sources)}; measured "
         f"{min(d.started_at_utc for d in docs)} to {max(d.finished_at_utc for d in docs)} (UTC)."
     )
+    tables = _study_tables(study_tables(docs, across)) + _grids(family_grids(docs))
     sections = [
         ("summary", "Summary", _summary(docs)),
         ("warnings", "Warnings", _warnings(docs)),
         ("environment", "Environment", _environment(docs)),
-        ("tables", "Tables", _study_tables(study_tables(docs)) + _grids(family_grids(docs))),
+        ("tables", "Tables", tables),
         ("plots", "Plots", _plots(plots)),
         ("runs", "Runs", _runs(docs)),
     ]
