@@ -273,4 +273,4 @@ def test_netcdf_suite_runs_its_small_scales_and_reports_both_figures(
     compared = hpcio("compare", output, output)
     assert compared.returncode == 0, compared.stderr
     assert "### allwrite write" in compared.stdout
-    assert f"| {url} | 8 | 32 | N/A |" in compared.stdout
+    assert f"| {url} | 8 | 32 MiB | N/A |" in compared.stdout

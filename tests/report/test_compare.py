@@ -99,7 +99,7 @@ def test_markdown_rows(results, hpcio):
         "iterations); a run of one iteration has no spread",
     ]
     header = (
-        "| Target | Ranks | Size Per Proc (MiB) | Transfer (MiB) | A mean (MiB/s) | "
+        "| Target | Ranks | Size Per Proc | Transfer | A mean (MiB/s) | "
         "B mean (MiB/s) | B/A | A stddev (MiB/s) | B stddev (MiB/s) | Difference |"
     )
     titles = [line[4:] for line in lines if line.startswith("### ")]
@@ -110,7 +110,7 @@ def test_markdown_rows(results, hpcio):
         sb, _ = b[(pattern, phase, size, ranks)]
         beyond = abs(sb.mean - sa.mean) > sa.stddev + sb.stddev
         row = (
-            f"| {url} | {ranks} | {size / MiB:g} | 0.25 | {sa.mean:.3f} | {sb.mean:.3f} | "
+            f"| {url} | {ranks} | {size // MiB} MiB | 256 KiB | {sa.mean:.3f} | {sb.mean:.3f} | "
             f"{sb.mean / sa.mean:.3f} | {sa.stddev:.3f} | {sb.stddev:.3f} | "
             f"{'beyond spread' if beyond else 'within spread'} |"
         )
@@ -157,7 +157,7 @@ def test_different_targets_match_only_when_ignored(results, hpcio):
     assert out["counts"]["only in A"] == 4  # mfmw ran on t1 only
     assert len([p for p in out["points"] if p["a"] and p["b"]]) == 4
     text = compare(hpcio, results.a, results.t2_file, "--ignore", "target", fmt="md")
-    assert f"| {results.t1.as_uri()} vs {results.t2.as_uri()} | 2 | 1 |" in text
+    assert f"| {results.t1.as_uri()} vs {results.t2.as_uri()} | 2 | 1 MiB |" in text
 
 
 def test_unknown_ignored_field_is_refused(results, hpcio, error_line):

@@ -22,8 +22,7 @@ from hpcio.report import pooled
 from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import iteration_count, pooled_stats
 from hpcio.results.schema import ResultDocument, Stats
-
-_MIB = float(1 << 20)
+from hpcio.units import format_bytes
 
 #: --metric -> (summary statistic, unit, decimals). Latency is the studies' Latency: the mean
 #: phase time over iterations.
@@ -256,7 +255,7 @@ def _refuse_mixed(docs: Sequence[ResultDocument], ignore: Sequence[str], name: s
 def columns(comparison: Comparison) -> list[str]:
     """Headers of one table (the points of one pattern and phase)."""
     unit = comparison.unit
-    names = ["Target", "Ranks", "Size Per Proc (MiB)", "Transfer (MiB)"]
+    names = ["Target", "Ranks", "Size Per Proc", "Transfer"]
     if comparison.has_other:
         names.append("Other")
     return [
@@ -284,8 +283,8 @@ def cells(comparison: Comparison, point: ComparedPoint) -> list[str]:
     row = [
         point.shown(lambda s: str(s["target"])),
         point.shown(lambda s: str(s["ranks"])),
-        point.shown(lambda s: _mib_or_na(s.get("size_per_rank_bytes"))),
-        point.shown(lambda s: _mib_or_na(s.get("transfer_bytes"))),
+        point.shown(lambda s: _size_or_na(s.get("size_per_rank_bytes"))),
+        point.shown(lambda s: _size_or_na(s.get("transfer_bytes"))),
     ]
     if comparison.has_other:
         row.append(point.shown(lambda s: describe(s, point.other_fields)))
@@ -302,8 +301,9 @@ def cells(comparison: Comparison, point: ComparedPoint) -> list[str]:
     ]
 
 
-def _mib_or_na(size: int | None) -> str:
-    return "N/A" if size is None else f"{size / _MIB:g}"
+def _size_or_na(size: int | None) -> str:
+    """A size through the size formatter ('4 KiB', not '0.00390625' MiB)."""
+    return "N/A" if size is None else format_bytes(size)
 
 
 def tables(comparison: Comparison) -> list[tuple[str, list[ComparedPoint]]]:

@@ -18,7 +18,7 @@ from hpcio.report.plots import Plot, PlotSet, render
 from hpcio.report.points import describe, per_rank_bytes, spec_fields
 from hpcio.report.tables import Table, format_cell, study_tables
 from hpcio.results.schema import PAGE_CACHE_WARNING, ResultDocument
-from hpcio.units import format_counts
+from hpcio.units import format_bytes, format_counts
 from hpcio.workloads import shown
 
 #: Browsers refuse anything but inline styles and data: images, so nothing is fetched even if
@@ -213,10 +213,10 @@ def _summary(docs: Sequence[ResultDocument]) -> str:
         best, worst = summary.extremes(docs, phase)
         rows: list[list[Cell]] = [
             [which, str(r.number), r.label, r.target, (str(r.ranks), r.ranks),
-             _mib(r.per_rank_bytes), (f"{r.bandwidth_mib_s:.1f}", r.bandwidth_mib_s)]
+             _size(r.per_rank_bytes), (f"{r.bandwidth_mib_s:.1f}", r.bandwidth_mib_s)]
             for which, chosen in (("best", best), ("worst", worst)) for r in chosen
         ]  # fmt: skip
-        headers = ["", "Run", "Workload", "Target", "Ranks", "Size per rank (MiB)",
+        headers = ["", "Run", "Workload", "Target", "Ranks", "Size per rank",
                    f"{phase} MiB/s"]  # fmt: skip
         tables_.append(f"<div><h3>{escape(phase)}: best and worst runs</h3>"
                        f"{_table(headers, rows, table_id=f'extremes-{phase}')}</div>")  # fmt: skip
@@ -386,7 +386,7 @@ def _spans(numbers: Sequence[int]) -> str:
 def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     """Every run's figures per phase (the spread and per-op latencies folded beneath), then its
     full spec as it is in the document."""
-    headers = ["Run", "Workload", "Target", "Ranks", "Size per rank (MiB)", "Transfer (MiB)",
+    headers = ["Run", "Workload", "Target", "Ranks", "Size per rank", "Transfer",
                "Iterations", "Phase", "Bandwidth mean (MiB/s)", "Time mean (s)"]  # fmt: skip
     detail_headers = ["Run", "Phase", "Bandwidth mean (MiB/s)", "stddev", "min", "max",
                       "p50 op (ms)", "p99 op (ms)"]  # fmt: skip
@@ -399,8 +399,8 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
             mean: Cell = (f"{bw.mean:.3f}", bw.mean)
             rows.append([
                 str(number), shown.label(doc.workload, settings), str(run["target"]["url"]),
-                (str(doc.ranks), doc.ranks), _mib(per_rank_bytes(doc)),
-                _mib(settings.get("transfer_bytes")), (str(s.iterations), s.iterations), phase,
+                (str(doc.ranks), doc.ranks), _size(per_rank_bytes(doc)),
+                _size(settings.get("transfer_bytes")), (str(s.iterations), s.iterations), phase,
                 mean, (f"{s.seconds.mean:.5f}", s.seconds.mean),
             ])  # fmt: skip
             details.append([
@@ -422,11 +422,11 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     return _table(headers, rows, table_id=f"{anchor}runs") + spread + "\n<h3>Specs</h3>\n" + specs
 
 
-def _mib(n_bytes: int | None) -> Cell:
+def _size(n_bytes: int | None) -> Cell:
+    """A size as the size formatter prints it, its bytes as the cell's value."""
     if n_bytes is None:
         return ("-", None)
-    value = n_bytes / float(1 << 20)
-    return (f"{value:g}", value)
+    return (format_bytes(n_bytes), float(n_bytes))
 
 
 def _comparison_tables(comparison: Comparison) -> str:

@@ -198,7 +198,9 @@ def failed_requests(doc: ResultDocument, phase: str) -> int:
 LATENCY_NOTE = (
     "Latency is the studies' name for the phase time (barrier to the last rank's close or "
     "commit, mean over iterations), not a per-operation latency (report --format rows gives "
-    "those as op_latency_*)"
+    "those as op_latency_*); Bandwidth is the studies' bytes / mean phase time, which "
+    "differs from the mean of the iterations' bandwidths (IOR's, shown by the run and "
+    "compare) when the iterations' times do"
 )
 
 
