@@ -16,7 +16,8 @@ __all__ = ["COMMANDS", "build_parser", "error_line", "main", "parse_command"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    chosen = argv[0] if argv and argv[0] in COMMANDS else None
+    args = build_parser(only=chosen).parse_args(argv)
     try:
         return importlib.import_module(COMMANDS[args.command]).main(args, argv)
     except HpcioError as e:

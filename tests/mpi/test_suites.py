@@ -263,14 +263,14 @@ def test_netcdf_suite_runs_its_small_scales_and_reports_both_figures(
         assert list(first.get_xdata()) == [8 * (MiB << k) for k in range(1, 6)]
     titles = [t.title for t in study_tables(results)]
     assert titles[:4] == [
-        "collect_and_write write",
-        "allwrite write: default stripes, default stripe size",
-        "read_distribute read",
-        "allread read: default stripes, default stripe size",
+        f"collect_and_write write on {url}",
+        f"allwrite write on {url}: default stripes, default stripe size",
+        f"read_distribute read on {url}",
+        f"allread read on {url}: default stripes, default stripe size",
     ]
-    assert "allread read: 4 stripes, stripe size 1 MiB" in titles
+    assert f"allread read on {url}: 4 stripes, stripe size 1 MiB" in titles
     # A comparison pairs the points though the codes have no transfer size.
     compared = hpcio("compare", output, output)
     assert compared.returncode == 0, compared.stderr
     assert "### allwrite write" in compared.stdout
-    assert f"| {url} | 8 | 32 | N/A |" in compared.stdout
+    assert f"| {url} | 8 | 32 MiB | N/A |" in compared.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -133,6 +134,14 @@ class Page(HTMLParser):
             self._cell[0] += data
         if self._details is not None:
             self.details[self._details] += data
+
+    def study_table_id(self, title_start, target_url):
+        """The id of the one study table whose title starts with `title_start` and names
+        `target_url` among its targets."""
+        slug = re.sub(r"[^a-z0-9]+", "-", f"{title_start} on").lower().strip("-")
+        url = re.sub(r"[^a-z0-9]+", "-", target_url.lower()).strip("-")
+        (found,) = [i for i in self.tables if i.startswith(f"table-{slug}-") and url in i]
+        return found
 
     def rows(self, table_id):
         """Header texts, then each row's cells as {header: (text, data-value)}."""

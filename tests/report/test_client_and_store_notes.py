@@ -24,18 +24,18 @@ def with_figures(record: dict, phase: str, **summary) -> ResultDocument:
 
 def test_failed_requests_get_a_column_beside_the_bandwidth_and_a_note_by_cause():
     doc = with_figures(single(), "write", store_failures={"503": 6, "connection_reset": 2})
-    (write,) = [t for t in study_tables([doc]) if t.title.endswith("write")]
+    (write,) = [t for t in study_tables([doc]) if t.title.startswith("mfmw write")]
     assert write.columns[-2:] == ("Bandwidth (MiB/s)", "Failed Requests Per Iteration")
     assert write.rows[0][-1] == 8.0
     (note,) = [n for n in write.notes if n.startswith("failed requests")]
     assert "503: 6, connection_reset: 2" in note
-    (read,) = [t for t in study_tables([doc]) if t.title.endswith("read")]
+    (read,) = [t for t in study_tables([doc]) if t.title.startswith("mfmw read")]
     assert "Failed Requests Per Iteration" not in read.columns
 
 
 def test_older_documents_count_their_throttled_and_retried_requests():
     doc = with_figures(single(), "read", throttled=3, retried=1)
-    (read,) = [t for t in study_tables([doc]) if t.title.endswith("read")]
+    (read,) = [t for t in study_tables([doc]) if t.title.startswith("mfmw read")]
     assert read.rows[0][-1] == 4.0
 
 

@@ -3,6 +3,7 @@ import io
 import json
 
 import pytest
+import recorded
 from hpcio.results import io as results_io
 
 MiB = 1 << 20
@@ -98,7 +99,7 @@ def test_markdown_rows(results, hpcio):
         "iterations); a run of one iteration has no spread",
     ]
     header = (
-        "| Target | Ranks | Size Per Proc (MiB) | Transfer (MiB) | A mean (MiB/s) | "
+        "| Target | Ranks | Size Per Proc | Transfer | A mean (MiB/s) | "
         "B mean (MiB/s) | B/A | A stddev (MiB/s) | B stddev (MiB/s) | Difference |"
     )
     titles = [line[4:] for line in lines if line.startswith("### ")]
@@ -109,7 +110,7 @@ def test_markdown_rows(results, hpcio):
         sb, _ = b[(pattern, phase, size, ranks)]
         beyond = abs(sb.mean - sa.mean) > sa.stddev + sb.stddev
         row = (
-            f"| {url} | {ranks} | {size / MiB:g} | 0.25 | {sa.mean:.3f} | {sb.mean:.3f} | "
+            f"| {url} | {ranks} | {size // MiB} MiB | 256 KiB | {sa.mean:.3f} | {sb.mean:.3f} | "
             f"{sb.mean / sa.mean:.3f} | {sa.stddev:.3f} | {sb.stddev:.3f} | "
             f"{'beyond spread' if beyond else 'within spread'} |"
         )
@@ -156,7 +157,7 @@ def test_different_targets_match_only_when_ignored(results, hpcio):
     assert out["counts"]["only in A"] == 4  # mfmw ran on t1 only
     assert len([p for p in out["points"] if p["a"] and p["b"]]) == 4
     text = compare(hpcio, results.a, results.t2_file, "--ignore", "target", fmt="md")
-    assert f"| {results.t1.as_uri()} vs {results.t2.as_uri()} | 2 | 1 |" in text
+    assert f"| {results.t1.as_uri()} vs {results.t2.as_uri()} | 2 | 1 MiB |" in text
 
 
 def test_unknown_ignored_field_is_refused(results, hpcio, error_line):
@@ -222,3 +223,16 @@ def test_ignoring_a_field_that_splits_one_file_is_refused(results, hpcio, error_
         f"hpcio: error: --ignore target: {both} holds runs of one point that differ in target; "
         "compare them separately, or do not ignore target"
     )
+
+
+def test_two_workloads_match_when_the_workload_is_ignored(hpcio, tmp_path):
+    """sfmw against mfmw at the same sizes: each pattern's params (segments, files per rank)
+    are not the other's, and ignoring the workload leaves them out of the match too."""
+    a = recorded.selected(recorded.V1 / "file-2ranks.jsonl", tmp_path / "a.jsonl", pattern="sfmw")
+    b = recorded.selected(recorded.V1 / "file-2ranks.jsonl", tmp_path / "b.jsonl", pattern="mfmw")
+    assert len([p for p in compare(hpcio, a, b)["points"] if p["a"] and p["b"]]) == 0
+    out = compare(hpcio, a, b, "--ignore", "workload")
+    matched = [p for p in out["points"] if p["a"] and p["b"]]
+    assert len(matched) == 4  # write and read at 1 and 2 MiB per rank
+    assert out["ignored"][0] == "workload"
+    assert out["counts"]["only in A"] == 0 and out["counts"]["only in B"] == 0

@@ -5,8 +5,12 @@ from pathlib import Path
 
 import pytest
 import recorded
+from hpcio import _engine
+from hpcio.commands.cost import run_facts
 from hpcio.errors import SpecError
 from hpcio.report.cost import (
+    REQUEST_KINDS,
+    RunFacts,
     choose_price,
     estimate_cost,
     parse_duration,
@@ -16,11 +20,21 @@ from hpcio.report.cost import (
 from hpcio.report.prices import CatalogueError, load_catalogue
 from hpcio.report.scenario import load_scenario, render_scenario
 from hpcio.results import io as results_io
+from hpcio.spec.model import RunSpec
 from recorded import V1
 
 MiB = 1 << 20
 ROOT = Path(__file__).resolve().parents[2]
 MONTH_30D = 720 / 730  # --keep 30d in billing months of 730 hours
+
+
+def facts_of(doc) -> RunFacts:
+    """What `hpcio cost` learns of the document's run from its workload."""
+    return run_facts(RunSpec.from_dict(doc.run))
+
+
+def test_the_request_kinds_are_the_engines():
+    assert list(REQUEST_KINDS) == _engine.REQUEST_KINDS
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +132,7 @@ def test_posix_run_priced_as_s3_by_hand(cost_docs, catalogue):
     assert _counted(doc) == {"open": 4, "write": 8, "read": 8, "close": 4}
     price, kind = choose_price(catalogue, "posix", as_kind="s3")
     assert (price.id, kind) == ("aws-s3-standard-us-east-1", "s3")
-    cost = estimate_cost(doc, catalogue, price, kind, keep_hours=720)
+    cost = estimate_cost(doc, catalogue, price, kind, 720, facts_of(doc))
     # Per iteration: one file in 4 transfers = create + 4 parts + complete; 4 ranged GETs.
     assert cost.billed_requests == {
         "create_multipart": 2,
@@ -137,7 +151,7 @@ def test_posix_run_priced_as_s3_by_hand(cost_docs, catalogue):
 def test_posix_run_priced_as_azure_and_gcs_by_hand(cost_docs, catalogue):
     doc = cost_docs.doc("parts")
     price, kind = choose_price(catalogue, "posix", as_kind="azure")
-    cost = estimate_cost(doc, catalogue, price, kind, keep_hours=720)
+    cost = estimate_cost(doc, catalogue, price, kind, 720, facts_of(doc))
     assert (cost.currency, cost.price_id) == ("GBP", "azure-blob-gpv1-lrs-uksouth-2018")
     # Per iteration: 4 staged blocks + 1 block list (write), 4 reads.
     assert cost.by_class == {"write": 10, "read": 8}
@@ -145,17 +159,17 @@ def test_posix_run_priced_as_azure_and_gcs_by_hand(cost_docs, catalogue):
     assert cost.keep_cost == pytest.approx(1 / 1024 * 0.0224 * MONTH_30D)
     price, kind = choose_price(catalogue, "posix", provider="gcp")
     assert kind == "gcs"
-    cost = estimate_cost(doc, catalogue, price, kind, keep_hours=730)
+    cost = estimate_cost(doc, catalogue, price, kind, 730, facts_of(doc))
     assert cost.by_class == {"class_a": 12, "class_b": 8}
     assert cost.keep_cost == pytest.approx(0.020 / 1024)
 
 
 def test_single_transfer_files_are_single_puts(cost_docs, catalogue):
     doc = cost_docs.doc("whole")
-    billed, _ = translate_requests(doc.run, doc, "posix", "s3")
+    billed, _ = translate_requests(facts_of(doc), doc, "posix", "s3")
     assert billed == {"put": 3, "get": 3}
     price, kind = choose_price(catalogue, "posix", as_kind="s3")
-    cost = estimate_cost(doc, catalogue, price, kind, keep_hours=0)
+    cost = estimate_cost(doc, catalogue, price, kind, 0, facts_of(doc))
     assert cost.requests_cost == pytest.approx(3 * 0.005 / 1000 + 3 * 0.0004 / 1000)
     assert cost.keep_cost == 0
     assert not any("5 MiB" in note for note in cost.notes)  # no multipart, no part limit
@@ -171,15 +185,15 @@ def test_object_store_requests_priced_as_counted(cost_docs, catalogue):
     }
     price, kind = choose_price(catalogue, "memory")
     assert price is None
-    unpriced = estimate_cost(doc, catalogue, price, kind, keep_hours=720)
+    unpriced = estimate_cost(doc, catalogue, price, kind, 720, facts_of(doc))
     assert unpriced.total is None and "--as s3" in unpriced.notes[0]
     price, kind = choose_price(catalogue, "memory", as_kind="s3")
-    cost = estimate_cost(doc, catalogue, price, kind, keep_hours=730)
+    cost = estimate_cost(doc, catalogue, price, kind, 730, facts_of(doc))
     assert cost.billed_requests == _counted(doc)
     assert cost.requests_cost == pytest.approx(8 * 0.005 / 1000 + 4 * 0.0004 / 1000)
     assert cost.keep_cost == pytest.approx(16 / 1024 * 0.023)
     price, kind = choose_price(catalogue, "memory", as_kind="azure")
-    cost = estimate_cost(doc, catalogue, price, kind, keep_hours=730)
+    cost = estimate_cost(doc, catalogue, price, kind, 730, facts_of(doc))
     assert cost.billed_requests == {"get": 4, "put_block": 4, "put_block_list": 2}
     assert cost.by_class == {"read": 4, "write": 6}
 
@@ -187,13 +201,13 @@ def test_object_store_requests_priced_as_counted(cost_docs, catalogue):
 def test_posix_priced_as_a_file_service(cost_docs, catalogue):
     doc = cost_docs.doc("parts")
     price, kind = choose_price(catalogue, "posix", price_id="azure-files-gpv1-lrs-uksouth-2018")
-    cost = estimate_cost(doc, catalogue, price, kind, keep_hours=730)
+    cost = estimate_cost(doc, catalogue, price, kind, 730, facts_of(doc))
     assert kind == "posix" and cost.billed_requests == _counted(doc)
     # open and close are "other" transactions: 24 in all at £0.0112 per 10,000.
     assert cost.by_class == {"other": 8, "write": 8, "read": 8}
     assert cost.requests_cost == pytest.approx(24 / 10000 * 0.0112)
     price, kind = choose_price(catalogue, "posix", product="netapp files, ultra")
-    cost = estimate_cost(doc, catalogue, price, kind, keep_hours=730)
+    cost = estimate_cost(doc, catalogue, price, kind, 730, facts_of(doc))
     assert cost.requests_cost == 0 and cost.keep_cost == pytest.approx(1608)
 
 
@@ -213,7 +227,7 @@ def test_choosing_prices(catalogue):
 def test_render_formats(cost_docs, catalogue):
     doc = cost_docs.doc("parts")
     price, kind = choose_price(catalogue, "posix", as_kind="s3")
-    costs = [estimate_cost(doc, catalogue, price, kind, keep_hours=720)]
+    costs = [estimate_cost(doc, catalogue, price, kind, 720, facts_of(doc))]
     md = render_costs(costs, catalogue, "md")
     assert "| mfmw 1 rank 1 MiB/rank x2 | file://" in md
     assert "put_copy_post_list 12, get_select_other 8 | 1 MiB | $0.0000632 |" in md
@@ -230,7 +244,7 @@ def test_render_formats(cost_docs, catalogue):
 def test_reserved_runs_are_not_summed(cost_docs, catalogue):
     doc = cost_docs.doc("parts")
     price, kind = choose_price(catalogue, "posix", product="netapp files, standard")
-    costs = [estimate_cost(doc, catalogue, price, kind, keep_hours=730)] * 2
+    costs = [estimate_cost(doc, catalogue, price, kind, 730, facts_of(doc))] * 2
     md = render_costs(costs, catalogue, "md")
     assert "Total:" not in md
     assert "once for all the runs that share it" in md
@@ -334,7 +348,9 @@ def test_catalogue_without_a_billing_class_the_run_needs(tmp_path, cost_docs):
     catalogue = load_catalogue(path)
     price, kind = choose_price(catalogue, "posix", as_kind="s3")
     with pytest.raises(CatalogueError) as caught:
-        estimate_cost(cost_docs.doc("parts"), catalogue, price, kind, keep_hours=720)
+        estimate_cost(
+            cost_docs.doc("parts"), catalogue, price, kind, 720, facts_of(cost_docs.doc("parts"))
+        )
     assert str(caught.value) == (
         f"{path}:{_line_of(path, '[billing.s3]')}: [billing.s3] has no class for request kind "
         "'get' (needed by price 'aws-s3-standard-us-east-1')"
@@ -351,7 +367,9 @@ def test_catalogue_without_a_class_price_the_run_needs(tmp_path, cost_docs):
     price, kind = choose_price(catalogue, "posix", as_kind="s3")
     # Whole-file runs make PUTs only on write... and GETs on read: the GET price is needed.
     with pytest.raises(CatalogueError) as caught:
-        estimate_cost(cost_docs.doc("whole"), catalogue, price, kind, keep_hours=720)
+        estimate_cost(
+            cost_docs.doc("whole"), catalogue, price, kind, 720, facts_of(cost_docs.doc("whole"))
+        )
     line = _line_of(path, "requests = { put_copy_post_list = 0.005 }")
     assert str(caught.value) == (
         f"{path}:{line}: price 'aws-s3-standard-us-east-1' has no price for "
@@ -458,7 +476,7 @@ def test_posix_writes_priced_as_s3_count_every_object_written(
     assert (doc.ranks, doc.params["transfer_bytes"]) == (2, 256 << 10)
     (write,) = [p for p in doc.phases if p.phase == "write"]
     transfers = write.requests["write"]
-    cost = estimate_cost(doc, catalogue, None, "s3", keep_hours=0)
+    cost = estimate_cost(doc, catalogue, None, "s3", 0, facts_of(doc))
     if per_object == 1:
         assert cost.billed_requests["put"] == transfers == 8
         assert "create_multipart" not in cost.billed_requests

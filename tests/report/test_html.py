@@ -31,8 +31,8 @@ def check_study_tables(page, docs):
         file_mib = doc.params["size_per_rank_bytes"] * doc.ranks / MiB
         per_proc_mib = doc.params["size_per_rank_bytes"] / MiB
         for phase, summary in doc.summary.items():
-            names, rows = page.rows(f"table-{doc.workload}-{phase}")
             url = doc.run["target"]["url"]
+            names, rows = page.rows(page.study_table_id(f"{doc.workload} {phase}", url))
             latency_column = next(n for n in names if n in ("Latency (s)", f"{url} Latency (s)"))
             bandwidth_column = latency_column.replace("Latency (s)", "Bandwidth (MiB/s)")
             (row,) = [
@@ -215,7 +215,8 @@ def test_time_based_tables_divide_the_bytes_moved(results, hpcio, tmp_path, pars
     for doc in results_io.read(results.timed):
         per_proc = f"{doc.params['size_per_rank_bytes'] / MiB:g}"
         for phase in ("write", "read"):
-            names, rows = page.rows(f"table-mfmw-{phase}")
+            table_id = page.study_table_id(f"mfmw {phase}", doc.run["target"]["url"])
+            names, rows = page.rows(table_id)
             assert "Moved Per Iteration (MiB)" in names
             (row,) = [r for r in rows if r["File Size Per Proc (MiB)"][0] == per_proc]
             bandwidth = float(row["Bandwidth (MiB/s)"][1])

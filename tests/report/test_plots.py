@@ -1,8 +1,10 @@
 import base64
 import dataclasses
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
+import recorded
 from hpcio import _engine
 from hpcio.report import plots
 from hpcio.results import io as results_io
@@ -270,3 +272,24 @@ def test_a_repeated_point_is_drawn_from_all_its_runs(results):
             assert len(rates) == 2 + 3
             assert mean == pytest.approx(sum(rates) / len(rates), rel=1e-12)
             assert (low, high) == pytest.approx((min(rates), max(rates)), rel=1e-12)
+
+
+def test_vs_ranks_needs_a_configuration_at_two_rank_counts():
+    """One rank on t1 and two on t2: two rank counts, but no line would have two points."""
+    docs = [*results_io.read(recorded.V1 / "file-1rank.jsonl"),
+            *results_io.read(recorded.V1 / "file-t2-2ranks.jsonl")]  # fmt: skip
+    made = plots.report_plots(docs)
+    assert not [p for p in made.plots if p.name.startswith("bandwidth-vs-ranks")]
+    assert (
+        "bandwidth vs ranks (write): skipped, no configuration ran at two rank counts or more"
+        in (made.skipped)
+    )
+
+
+def test_plot_file_names_are_shell_safe():
+    """IOzone's tests have spaces in their names ('random read'): its CDF plots do not."""
+    docs = results_io.read(recorded.V1 / "profile-iozone.jsonl")
+    names = [p.name for p in plots.report_plots(docs).plots]
+    assert "latency-cdf-iozone-random-read-read" in names
+    assert all(re.fullmatch(r"[A-Za-z0-9._-]+", name) for name in names), names
+    assert plots.file_safe("volume zarr(blosc) collective") == "volume-zarr-blosc-collective"

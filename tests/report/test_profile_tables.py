@@ -1,6 +1,7 @@
 """The fio study's and IOzone's tables in `hpcio report`: repeated runs pooled, different
 configurations kept apart, from recorded `hpcio profile` runs."""
 
+import html
 import json
 
 import pytest
@@ -51,7 +52,8 @@ def test_time_based_profile_bandwidth_in_the_studys_table(profiled, hpcio, read_
     done = hpcio("report", profiled["streaming"], "--format", "json")
     tables = {t["title"]: t for t in json.loads(done.stdout)}
     for phase in ("write", "read"):
-        table = tables[f"streaming {phase}: duration 0.3 s"]
+        url = timed["run"]["target"]["url"]
+        table = tables[f"streaming {phase} on {url}: duration 0.3 s"]
         ((_, _, moved, latency, bandwidth),) = table["rows"]
         assert moved == timed["phases"][0 if phase == "write" else 1]["bytes_total"] / MiB
         assert bandwidth == pytest.approx(
@@ -83,3 +85,24 @@ def test_iozone_tables_per_target_with_repeats_pooled(profiled, hpcio, read_docu
             assert cells[index] == f"{sum(rates) / len(rates) * 1024:.0f}"
     assert "Note: some tests ran up to 2 times" in tables[0]
     assert "Note:" not in tables[1]
+
+
+def test_family_tables_are_in_every_output(hpcio, tmp_path):
+    """The fio study's matrices and IOzone's table, which markdown prints in their own layout,
+    are in the JSON, the CSV and the HTML page too, with the same cells."""
+    files = (V1 / "profile-all.jsonl", V1 / "profile-iozone.jsonl")
+    markdown = hpcio("report", *files).stdout
+    tables = {t["title"]: t for t in json.loads(hpcio("report", *files, "--format", "json").stdout)}
+    (bandwidth,) = [t for t in tables if t.startswith("Bandwidth (MiB/s, mean over iterations)")]
+    header, by_row = table_values(markdown, "Bandwidth (MiB/s, mean over iterations)")
+    assert tables[bandwidth]["columns"] == header
+    assert {row[0]: row[1:] for row in tables[bandwidth]["rows"]} == by_row
+    iozone = [t for t in tables if t.startswith("KiB/s per file (IOzone's table")]
+    assert len(iozone) == 2  # one per target
+    csv_text = hpcio("report", *files, "--format", "csv").stdout
+    assert all(f'"{title}",' in csv_text or f"{title}," in csv_text for title in iozone)
+    page = tmp_path / "page.html"
+    assert hpcio("report", *files, "--html", page).returncode == 0
+    text = page.read_text()
+    for title in (bandwidth, *iozone):
+        assert f"<h3>{html.escape(title)}</h3>" in text

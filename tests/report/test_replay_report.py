@@ -15,7 +15,7 @@ MiB = 1 << 20
 def test_a_replays_bandwidth_is_what_its_phase_moved_over_its_time():
     (doc,) = results_io.read(DOC)
     tables = {t.title: t for t in study_tables([doc])}
-    read = tables["replay replayed-trace read"]
+    read = tables[f"replay replayed-trace read on {doc.run['target']['url']}"]
     phase = next(p for p in doc.phases if p.phase == "read")
     row = dict(zip(read.columns, read.rows[0], strict=True))
     assert phase.bytes_total == 4 * 4096

@@ -31,10 +31,12 @@ def test_report_tables_hold_the_runs_figures(swept, hpcio):
     done = hpcio("report", swept, "--format", "json")
     assert (done.returncode, done.stderr) == (0, "")
     tables = {t["title"]: t for t in json.loads(done.stdout)}
-    assert sorted(tables) == ["mfmw read", "mfmw write", "sfmw read", "sfmw write"]
+    on = f"on {docs[0].run['target']['url']}"
+    assert sorted(tables) == [f"{name} {on}" for name in
+                              ("mfmw read", "mfmw write", "sfmw read", "sfmw write")]  # fmt: skip
     for doc in docs:
         for phase, summary in doc.summary.items():
-            rows = tables[f"{doc.run['workload']} {phase}"]["rows"]
+            rows = tables[f"{doc.run['workload']} {phase} {on}"]["rows"]
             (row,) = [r for r in rows if r[1] == doc.run["params"]["size_per_rank_bytes"] / MiB]
             assert row[2] == summary.seconds.mean
 

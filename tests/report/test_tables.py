@@ -9,6 +9,9 @@ from recorded import V1
 
 MiB = 1 << 20
 PHASES = ("write", "read")
+#: How a table's title names its targets.
+ON_T1 = f"on {recorded.T1.as_uri()}"
+ON_BOTH = f"on {recorded.T1.as_uri()}, {recorded.T2.as_uri()}"
 COLUMNS = ["File Size (MiB)", "File Size Per Proc (MiB)", "Latency (s)", "Bandwidth (MiB/s)"]
 
 
@@ -43,7 +46,7 @@ def seconds(doc, phase):
 def test_json_one_row_per_size(runs, hpcio, read_documents):
     one, two = read_documents(runs / "one.jsonl")
     tables = json.loads(report(hpcio, "json", runs / "one.jsonl"))
-    assert [t["title"] for t in tables] == ["mfmw write", "mfmw read"]
+    assert [t["title"] for t in tables] == [f"mfmw write {ON_T1}", f"mfmw read {ON_T1}"]
     for table, phase in zip(tables, PHASES, strict=True):
         assert table["columns"] == COLUMNS
         (s1, p1, lat1, bw1), (s2, p2, lat2, bw2) = table["rows"]
@@ -62,7 +65,13 @@ def test_csv_cells(runs, hpcio, read_documents):
         for size, doc in zip(("1", "2"), docs, strict=True):
             latency = seconds(doc, phase)
             expected.append(
-                [f"mfmw {phase}", size, size, f"{latency:.5f}", f"{int(size) / latency:.3f}"]
+                [
+                    f"mfmw {phase} {ON_T1}",
+                    size,
+                    size,
+                    f"{latency:.5f}",
+                    f"{int(size) / latency:.3f}",
+                ]
             )
     assert rows == expected
 
@@ -83,9 +92,9 @@ def test_markdown_is_the_default(runs, hpcio, read_documents):
     text = report(hpcio, "md", runs / "one.jsonl")
     assert hpcio("report", runs / "one.jsonl").stdout == text
     tables = markdown_tables(text)
-    assert list(tables) == ["mfmw write", "mfmw read"]
+    assert list(tables) == [f"mfmw write {ON_T1}", f"mfmw read {ON_T1}"]
     for phase in PHASES:
-        header, *rows = tables[f"mfmw {phase}"]
+        header, *rows = tables[f"mfmw {phase} {ON_T1}"]
         assert header == COLUMNS
         assert rows == [
             [size, size, f"{seconds(doc, phase):.5f}", f"{int(size) / seconds(doc, phase):.3f}"]
@@ -116,7 +125,7 @@ def test_two_targets_give_two_column_pairs(runs, hpcio, read_documents):
 
 def test_missing_cell_is_na(runs, hpcio):
     tables = markdown_tables(report(hpcio, "md", runs / "one.jsonl", runs / "b.jsonl"))
-    _, _, row2 = tables["mfmw write"]
+    _, _, row2 = tables[f"mfmw write {ON_BOTH}"]
     assert row2[4:] == ["N/A", "N/A"]
     assert row2[2] != "N/A"
 
@@ -143,7 +152,7 @@ def test_a_repeated_point_shows_the_mean_over_its_runs_and_their_count(runs, hpc
 def test_file_size_counts_every_rank(runs, hpcio, read_documents):
     (doc,) = read_documents(runs / "ranks.jsonl")
     tables = json.loads(report(hpcio, "json", runs / "ranks.jsonl"))
-    assert [t["title"] for t in tables] == ["sfmw write", "sfmw read"]
+    assert [t["title"] for t in tables] == [f"sfmw write {ON_T1}", f"sfmw read {ON_T1}"]
     (row,) = tables[0]["rows"]
     assert row[:3] == [2.0, 1.0, seconds(doc, "write")]
     assert row[3] == pytest.approx(2.0 / seconds(doc, "write"), rel=1e-12)
@@ -163,7 +172,8 @@ def test_cell_format_does_not_depend_on_target_names(runs, hpcio, tmp_path):
             lines.append(json.dumps(record))
     path = tmp_path / "named.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    header, row1, _ = markdown_tables(report(hpcio, "md", path))["mfmw write"]
+    on = "on file:///scratch/Latency-study, file:///scratch/Size-study"
+    header, row1, _ = markdown_tables(report(hpcio, "md", path))[f"mfmw write {on}"]
     for column, cell in zip(header, row1, strict=True):
         if column.endswith("Latency (s)"):
             assert len(cell.split(".")[1]) == 5, (column, cell)
@@ -190,7 +200,9 @@ def test_runs_that_differ_get_tables_of_their_own(configs, hpcio, read_documents
         "direct, fsync, transfer 4 KiB",
     )
     assert [t["title"] for t in tables] == [
-        f"sfmw {phase}: {configuration}" for configuration in configurations for phase in PHASES
+        f"sfmw {phase} {ON_T1}: {configuration}"
+        for configuration in configurations
+        for phase in PHASES
     ]
     for index, doc in enumerate(docs):
         for phase, table in zip(PHASES, tables[2 * index : 2 * index + 2], strict=True):
@@ -202,7 +214,7 @@ def test_runs_that_differ_get_tables_of_their_own(configs, hpcio, read_documents
 def test_time_based_runs_divide_the_bytes_they_moved(configs, hpcio, read_documents):
     (doc,) = read_documents(configs / "timed.jsonl")
     tables = json.loads(report(hpcio, "json", configs / "timed.jsonl"))
-    assert [t["title"] for t in tables] == ["mfmw write", "mfmw read"]
+    assert [t["title"] for t in tables] == [f"mfmw write {ON_T1}", f"mfmw read {ON_T1}"]
     for table, phase in zip(tables, PHASES, strict=True):
         assert table["columns"] == [*COLUMNS[:2], "Moved Per Iteration (MiB)", *COLUMNS[2:]]
         ((size, per_proc, moved, latency, bandwidth),) = table["rows"]
@@ -231,3 +243,49 @@ def test_a_crowded_node_is_noted(configs, hpcio, tmp_path):
         False
     ] * 4
     assert warned in report(hpcio, "md", path)
+
+
+def test_the_compared_axis_in_the_columns(configs, hpcio, read_documents):
+    """--across transfer_bytes: the two buffered configurations (256 KiB and 4 KiB transfers)
+    side by side in one table, each column pair the figures of its own run."""
+    docs = read_documents(configs / "configs.jsonl")
+    done = hpcio("report", configs / "configs.jsonl", "--across", "transfer_bytes",
+                 "--format", "json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    tables = {t["title"]: t for t in json.loads(done.stdout)}
+    buffered = tables[f"sfmw write {ON_T1}, by transfer_bytes: no direct, no fsync"]
+    assert buffered["columns"] == [
+        *COLUMNS[:2],
+        "transfer 256 KiB Latency (s)", "transfer 256 KiB Bandwidth (MiB/s)",
+        "transfer 4 KiB Latency (s)", "transfer 4 KiB Bandwidth (MiB/s)",
+    ]  # fmt: skip
+    ((_, _, latency_256k, _, latency_4k, _),) = buffered["rows"]
+    assert (latency_256k, latency_4k) == (seconds(docs[0], "write"), seconds(docs[1], "write"))
+    assert f"sfmw write {ON_T1}, by transfer_bytes: direct, fsync" in tables
+
+
+def test_n1_and_nn_in_one_table(hpcio, read_documents, tmp_path):
+    """--across workload: sfmw (N-1) and mfmw (N-N) at the same sizes in one table (study
+    002's Table 1), though each takes params the other does not."""
+    path = recorded.selected(V1 / "file-2ranks.jsonl", tmp_path / "nn.jsonl",
+                             pattern=("sfmw", "mfmw"))  # fmt: skip
+    docs = read_documents(path)
+    tables = json.loads(report(hpcio, "json", path, "--across", "workload"))
+    assert [t["title"] for t in tables] == [
+        f"sfmw vs mfmw {phase} {ON_T1}, by workload" for phase in PHASES
+    ]
+    write = tables[0]
+    assert write["columns"][2:] == [
+        "sfmw Latency (s)", "sfmw Bandwidth (MiB/s)", "mfmw Latency (s)", "mfmw Bandwidth (MiB/s)",
+    ]  # fmt: skip
+    by_size = {row[1]: row for row in write["rows"]}
+    for doc in docs:  # recorded v1 documents: the pattern and size are top-level run fields
+        per_proc = doc["run"]["size_per_rank_bytes"] / MiB
+        column = 2 if doc["run"]["pattern"] == "sfmw" else 4
+        assert by_size[per_proc][column] == seconds(doc, "write")
+
+
+def test_an_unknown_axis_is_refused(configs, hpcio, error_line):
+    done = hpcio("report", configs / "configs.jsonl", "--across", "stripes")
+    assert done.returncode == 2
+    assert error_line(done).startswith("hpcio: error: --across stripes: not a spec field")

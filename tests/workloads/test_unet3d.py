@@ -8,6 +8,7 @@ import pytest
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads.training import dataset, loader, unet3d
+from hpcio.workloads.training import tables as training_tables
 from hpcio.workloads.training.utilization import (
     EpochFigures,
     EpochTimes,
@@ -184,8 +185,8 @@ def test_compute_time_follows_the_accelerator_and_the_scale():
 
 
 def test_sizing_rules():
-    assert unet3d.sizing(10_000, 146e6, 500, ram_bytes=64 << 30) == []
-    broken = unet3d.sizing(100, 146e6, 14, ram_bytes=64 << 30)
+    assert training_tables.sizing(10_000, 146e6, 500, ram_bytes=64 << 30) == []
+    broken = training_tables.sizing(100, 146e6, 14, ram_bytes=64 << 30)
     assert len(broken) == 2
     assert "less than 5 x the hosts' 64 GiB of RAM (--samples 2354 or more)" in broken[0]
     assert broken[1] == "14 step(s) per epoch, fewer than 500"

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from hpcio.errors import SpecError
 
 if TYPE_CHECKING:
+    from hpcio.report.cost import PlannedPhase, RunFacts
     from hpcio.report.prices import Catalogue
+    from hpcio.spec.model import RunSpec
 
 HELP = "cost of runs (requests, data kept) and what-if scenarios, from a price catalogue"
 
@@ -75,6 +77,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
         raise SpecError("give results files (JSON Lines), --scenario FILE or --prices")
     from hpcio.report.cost import choose_price, estimate_cost, parse_duration, render_costs
     from hpcio.results import io as results_io
+    from hpcio.spec.model import RunSpec
 
     keep_hours = parse_duration(args.keep)
     docs = [doc for path in args.results for doc in results_io.read(path)]
@@ -91,7 +94,8 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
             product=args.product,
             region=args.region,
         )
-        breakdowns.append(estimate_cost(doc, catalogue, price, priced_as, keep_hours))
+        facts = run_facts(RunSpec.from_dict(doc.run))
+        breakdowns.append(estimate_cost(doc, catalogue, price, priced_as, keep_hours, facts))
     sys.stdout.write(render_costs(breakdowns, catalogue, args.format))
     return 0
 
@@ -135,6 +139,51 @@ def _plan(args: argparse.Namespace, catalogue: Catalogue) -> int:
             catalogue, spec.target.kind, as_kind=args.as_kind, price_id=args.price,
             provider=args.provider, product=args.product, region=args.region,
         )  # fmt: skip
-        breakdowns.append(estimate_plan_cost(spec, catalogue, price, priced_as, keep_hours))
+        breakdowns.append(
+            estimate_plan_cost(
+                run_facts(spec), spec.target.kind, _planned_phases(spec),
+                getattr(spec.params, "duration_s", None) is not None,
+                catalogue, price, priced_as, keep_hours,
+            )
+        )  # fmt: skip
     sys.stdout.write(render_costs(breakdowns, catalogue, args.format))
     return 0
+
+
+def run_facts(spec: RunSpec) -> RunFacts:
+    """What pricing needs of a run beyond its document: its name, what it stores and the
+    objects it writes, as its workload says (the one part of `hpcio cost` that needs it)."""
+    from hpcio.report.cost import RunFacts
+    from hpcio.spec.suite import describe
+
+    workload = spec.workload
+    written = workload.objects_written(spec)
+    return RunFacts(
+        run=describe(spec, target=False),
+        target_url=spec.target.url,
+        stored_bytes=workload.stored_bytes(spec),
+        object_bytes=max((w.bytes for w in written), default=0),
+        part_bytes=max((w.part_bytes for w in written), default=1),
+    )
+
+
+def _planned_phases(spec: RunSpec) -> list[PlannedPhase]:
+    """Every iteration's phases of `spec`, with the transfers its plans would make.
+
+    Raises:
+        SpecError: a workload whose requests are not known before it runs (its own code makes
+            them).
+    """
+    from hpcio.report.cost import PlannedPhase
+
+    workload = spec.workload
+    phases = []
+    for phase in workload.phases(spec):
+        transfers = workload.planned_transfers(spec, phase)
+        if transfers is None:
+            raise SpecError(
+                f"{workload.name}: its requests are made by its own code and known only once "
+                "it runs; price its result documents instead"
+            )
+        phases += [PlannedPhase(phase.value, {phase.value: transfers})] * spec.iterations
+    return phases

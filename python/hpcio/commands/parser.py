@@ -67,11 +67,17 @@ class _CheckingParser(_Parser):
         raise SpecError(message)
 
 
-def build_parser(parser_class: type[_Parser] = _Parser) -> argparse.ArgumentParser:
+def build_parser(
+    parser_class: type[_Parser] = _Parser, only: str | None = None
+) -> argparse.ArgumentParser:
+    """The whole command line, or only subcommand `only`'s: a command that reads documents
+    must not import the modules of those that run (and with them the native engine)."""
     parser = parser_class(prog="hpcio", description="HPC I/O patterns on POSIX and object storage.")
     parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=parser_class)
     for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         module = importlib.import_module(module_name)
         module.add_arguments(commands.add_parser(name, help=module.HELP))
     return parser

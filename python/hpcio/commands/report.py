@@ -21,9 +21,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="+", help="JSON Lines files written by -o")
     parser.add_argument(
         "--format",
-        choices=("md", "csv", "json"),
+        choices=("md", "csv", "json", "rows"),
         default="md",
-        help="tables on stdout (default md); with --plots or --html the written paths instead",
+        help="tables on stdout (default md), or rows: one CSV row per run and phase with every "
+        "spec field and metric (pandas.read_csv reads it); with --plots or --html the written "
+        "paths instead",
+    )
+    parser.add_argument(
+        "--across",
+        metavar="FIELD",
+        default="target",
+        help="the compared axis in the tables' columns: a spec field such as api, "
+        "stripe_count, transfer_bytes, ranks_per_node (default target)",
+    )
+    parser.add_argument(
+        "--per-iteration",
+        action="store_true",
+        help="with --format rows: one row per iteration of each run and phase",
     )
     add_output_arguments(parser)
 
@@ -46,9 +60,19 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from hpcio.report.tables import render, study_tables
 
     plots_dir, html_path = check_outputs(args)
+    if args.per_iteration and args.format != "rows":
+        raise SpecError("--per-iteration is for --format rows")
     docs = read_documents(args.results)
+    if args.format == "rows" and plots_dir is None and html_path is None:
+        from hpcio.report.rows import render_rows, rows
+
+        sys.stdout.write(render_rows(rows(docs, per_iteration=args.per_iteration)))
+        return 0
     if plots_dir is None and html_path is None:
-        sys.stdout.write(render(study_tables(docs), args.format))
+        from hpcio.report.families import family_grids
+
+        grids = [] if args.format == "md" else family_grids(docs)
+        sys.stdout.write(render(study_tables(docs, _across(args, docs)), args.format, grids))
         if args.format == "md":
             _profile_tables(docs)
             from hpcio.report.checkpoints import checkpoint_table
@@ -66,9 +90,27 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if html_path is not None:
         from hpcio.report.html import report_page
 
-        written += write_page(html_path, report_page(docs, figures, args.results))
+        across = _across(args, docs)
+        written += write_page(html_path, report_page(docs, figures, args.results, across))
     say(written)
     return 0
+
+
+def _across(args: argparse.Namespace, docs: Sequence[ResultDocument]) -> str:
+    """--across, checked against the documents' spec fields.
+
+    Raises:
+        SpecError: no document has that field (the fields they have named).
+    """
+    from hpcio.report.tables import known_fields
+
+    known = known_fields(docs)
+    if args.across != "target" and args.across not in known:
+        raise SpecError(
+            f"--across {args.across}: not a spec field of these runs; choose from "
+            f"{', '.join(sorted(known))}"
+        )
+    return str(args.across)
 
 
 def read_documents(paths: Sequence[str]) -> list[ResultDocument]:

@@ -22,8 +22,7 @@ from hpcio.report import pooled
 from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import iteration_count, pooled_stats
 from hpcio.results.schema import ResultDocument, Stats
-
-_MIB = float(1 << 20)
+from hpcio.units import format_bytes
 
 #: --metric -> (summary statistic, unit, decimals). Latency is the studies' Latency: the mean
 #: phase time over iterations.
@@ -180,6 +179,7 @@ def compare(
             raise SpecError(
                 f"--ignore {name}: not a spec field; choose from {', '.join(sorted(known))}"
             )
+    ignore = _with_unshared_params(ignore, runs)
     statistic = METRICS[metric][0]
     measured: dict[tuple[PointKey, str], dict[str, list[ResultDocument]]] = {}
     for which, docs in (("a", a_docs), ("b", b_docs)):
@@ -226,6 +226,16 @@ def compare(
     return Comparison(a_name, b_name, metric, tuple(sorted(points, key=order)), tuple(ignore))
 
 
+def _with_unshared_params(ignore: Sequence[str], runs: Sequence[dict[str, Any]]) -> list[str]:
+    """`ignore`, and when it names the workload, the params only some of the runs' workloads
+    take: runs of two workloads never share those, and would otherwise match nothing."""
+    if "workload" not in ignore:
+        return list(ignore)
+    every = [set(spec_fields(run)) for run in runs]
+    unshared = set.union(*every) - set.intersection(*every)
+    return [*ignore, *sorted(unshared - set(ignore))]
+
+
 def _refuse_mixed(docs: Sequence[ResultDocument], ignore: Sequence[str], name: str) -> None:
     """One file's documents for one point must be the same run repeated: runs that differ
     only in an --ignore field cannot be told apart, and pooling them would mix them.
@@ -245,7 +255,7 @@ def _refuse_mixed(docs: Sequence[ResultDocument], ignore: Sequence[str], name: s
 def columns(comparison: Comparison) -> list[str]:
     """Headers of one table (the points of one pattern and phase)."""
     unit = comparison.unit
-    names = ["Target", "Ranks", "Size Per Proc (MiB)", "Transfer (MiB)"]
+    names = ["Target", "Ranks", "Size Per Proc", "Transfer"]
     if comparison.has_other:
         names.append("Other")
     return [
@@ -273,8 +283,8 @@ def cells(comparison: Comparison, point: ComparedPoint) -> list[str]:
     row = [
         point.shown(lambda s: str(s["target"])),
         point.shown(lambda s: str(s["ranks"])),
-        point.shown(lambda s: _mib_or_na(s.get("size_per_rank_bytes"))),
-        point.shown(lambda s: _mib_or_na(s.get("transfer_bytes"))),
+        point.shown(lambda s: _size_or_na(s.get("size_per_rank_bytes"))),
+        point.shown(lambda s: _size_or_na(s.get("transfer_bytes"))),
     ]
     if comparison.has_other:
         row.append(point.shown(lambda s: describe(s, point.other_fields)))
@@ -291,8 +301,9 @@ def cells(comparison: Comparison, point: ComparedPoint) -> list[str]:
     ]
 
 
-def _mib_or_na(size: int | None) -> str:
-    return "N/A" if size is None else f"{size / _MIB:g}"
+def _size_or_na(size: int | None) -> str:
+    """A size through the size formatter ('4 KiB', not '0.00390625' MiB)."""
+    return "N/A" if size is None else format_bytes(size)
 
 
 def tables(comparison: Comparison) -> list[tuple[str, list[ComparedPoint]]]:

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hpcio import _engine
+from hpcio import kinds
 from hpcio.errors import SpecError
+from hpcio.report.pooled import is_time_based
 from hpcio.report.prices import (
     GB_BYTES,
     MONTH_HOURS,
@@ -23,19 +24,36 @@ from hpcio.report.prices import (
     format_money,
 )
 from hpcio.results.schema import ResultDocument
-from hpcio.spec.model import RunSpec
-from hpcio.spec.suite import describe
 from hpcio.units import format_bytes
 
-#: Object-store kinds whose requests follow S3's API (the memory store counts them alike).
-S3_LIKE = ("s3", "gcs", "memory")
-OBJECT_KINDS = (*S3_LIKE, "azure")
-#: Engine request kinds in the order the engine lists them; others follow by name.
-_KIND_ORDER = tuple(_engine.REQUEST_KINDS)
+#: The object-store kinds (hpcio/kinds.py's table says which).
+OBJECT_KINDS = kinds.object_kinds()
+#: The engine's request kinds in its order (its REQUEST_KINDS, which a test holds this equal
+#: to; documents are priced without the engine); others follow by name.
+REQUEST_KINDS = (
+    "open", "write", "read", "fsync", "close", "put", "get", "head", "list", "delete",
+    "create_multipart", "upload_part", "complete_multipart", "abort_multipart", "put_block",
+    "put_block_list",
+)  # fmt: skip
 #: Parts of an S3 or GCS multipart upload must be at least this big, but the last.
 _MIN_PART_BYTES = 5 << 20
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(h|d|w|mo|y)\s*$")
 _HOURS = {"h": 1.0, "d": 24.0, "w": 24.0 * 7, "mo": MONTH_HOURS, "y": MONTH_HOURS * 12}
+
+
+@dataclass(frozen=True, slots=True)
+class RunFacts:
+    """What pricing needs of a run beyond its document, from its spec and workload (the
+    command that prices gets them: reports read documents only)."""
+
+    #: The run as tables name it.
+    run: str
+    target_url: str
+    #: Bytes the run keeps on its target at its peak, all ranks.
+    stored_bytes: int
+    #: The largest object (file) it writes, and the largest transfer that writes one.
+    object_bytes: int
+    part_bytes: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +155,7 @@ def estimate_cost(
     price: Price | None,
     priced_as: str,
     keep_hours: float,
+    facts: RunFacts,
 ) -> CostBreakdown:
     """A run's requests and the keeping of its data for `keep_hours`, at `price`.
 
@@ -147,9 +166,8 @@ def estimate_cost(
     run = doc.run
     kind = str(run["target"]["kind"])
     counted = _requests(doc.phases)
-    billed, notes = translate_requests(run, doc, kind, priced_as)
-    return _priced(RunSpec.from_dict(run), kind, counted, billed, notes, catalogue, price,
-                   priced_as, keep_hours)  # fmt: skip
+    billed, notes = translate_requests(facts, doc, kind, priced_as)
+    return _priced(facts, kind, counted, billed, notes, catalogue, price, priced_as, keep_hours)
 
 
 #: The phases of a plan, with the transfers each would make as the requests a POSIX run counts.
@@ -160,46 +178,39 @@ class PlannedPhase:
 
 
 def estimate_plan_cost(
-    spec: RunSpec, catalogue: Catalogue, price: Price | None, priced_as: str, keep_hours: float
+    facts: RunFacts,
+    kind: str,
+    phases: Sequence[PlannedPhase],
+    time_based: bool,
+    catalogue: Catalogue,
+    price: Price | None,
+    priced_as: str,
+    keep_hours: float,
 ) -> CostBreakdown:
-    """What `spec` would cost before it runs: the transfers its plans make, as requests of
-    `priced_as` (a file written in one transfer is one PUT, in several a multipart upload or
-    a block list; a read transfer one GET), and keeping its data.
+    """What a run would cost before it runs: the transfers its plans make (`phases`, every
+    iteration's), as requests of `priced_as` (a file written in one transfer is one PUT, in
+    several a multipart upload or a block list; a read transfer one GET), and keeping its data.
 
     Raises:
-        SpecError: a workload whose requests are not known before it runs (its own code makes
-            them).
         CatalogueError: as estimate_cost.
     """
-    workload = spec.workload
-    phases = []
-    for phase in workload.phases(spec):
-        transfers = workload.planned_transfers(spec, phase)
-        if transfers is None:
-            raise SpecError(
-                f"{spec.workload.name}: its requests are made by its own code and known only once "
-                "it runs; price its result documents instead"
-            )
-        phases += [PlannedPhase(phase.value, {phase.value: transfers})] * spec.iterations
-    run = spec.to_dict()
     as_object = priced_as if priced_as in OBJECT_KINDS else None
     if as_object is None:
         counted = _requests(phases)
-        return _priced(spec, spec.target.kind, counted, counted, ["planned: not run"],
+        return _priced(facts, kind, counted, counted, ["planned: not run"],
                        catalogue, price, priced_as, keep_hours)  # fmt: skip
-    billed, notes = _posix_as_object(run, phases, as_object)
+    billed, notes = _posix_as_object(facts, time_based, phases, as_object)
     notes[0] = (
         f"planned, not run: {as_object} requests from the plans' transfers (an object written "
         "in one transfer is one PUT, in several a multipart upload or block list with a part "
         "per transfer; each read transfer one GET; the untimed layout of reading workloads is "
         "not counted)"
     )
-    return _priced(spec, spec.target.kind, billed, billed, notes, catalogue, price, priced_as,
-                   keep_hours)  # fmt: skip
+    return _priced(facts, kind, billed, billed, notes, catalogue, price, priced_as, keep_hours)
 
 
 def _priced(
-    spec: RunSpec,
+    facts: RunFacts,
     kind: str,
     counted: dict[str, int],
     billed: dict[str, int],
@@ -209,7 +220,7 @@ def _priced(
     priced_as: str,
     keep_hours: float,
 ) -> CostBreakdown:
-    stored = spec.workload.stored_bytes(spec)
+    stored = facts.stored_bytes
     by_class: dict[str, int] = {}
     requests_cost = keep_cost = None
     if price is None:
@@ -240,8 +251,8 @@ def _priced(
                 "for, used or not, once for all the runs that share it; requests are included"
             )
     return CostBreakdown(
-        run=describe(spec, target=False),
-        target_url=spec.target.url,
+        run=facts.run,
+        target_url=facts.target_url,
         target_kind=kind,
         priced_as=priced_as,
         price_id=price.id if price else None,
@@ -259,7 +270,7 @@ def _priced(
 
 
 def translate_requests(
-    run: Mapping[str, object], doc: ResultDocument, kind: str, priced_as: str
+    facts: RunFacts, doc: ResultDocument, kind: str, priced_as: str
 ) -> tuple[dict[str, int], list[str]]:
     """The requests a run on `kind` would have made on a `priced_as` store, with notes on the
     assumptions. Same kind (or two S3-like kinds): the counts as they are.
@@ -273,10 +284,10 @@ def translate_requests(
         SpecError: object-store requests cannot be priced as a POSIX file system.
     """
     counted = _requests(doc.phases)
-    if kind == priced_as or (kind in S3_LIKE and priced_as in S3_LIKE):
+    if kind == priced_as or kinds.pricing_class(kind) == kinds.pricing_class(priced_as) != "":
         return counted, []
-    if kind == "posix" and priced_as in OBJECT_KINDS:
-        return _posix_as_object(run, doc.phases, priced_as)
+    if kinds.pricing_class(kind) == "posix" and priced_as in OBJECT_KINDS:
+        return _posix_as_object(facts, is_time_based(doc.run), doc.phases, priced_as)
     if kind in OBJECT_KINDS and priced_as in OBJECT_KINDS:
         return _object_as_object(counted, priced_as), [
             f"requests renamed from {kind} to {priced_as} (multipart parts <-> staged blocks)"
@@ -285,12 +296,10 @@ def translate_requests(
 
 
 def _posix_as_object(
-    run: Mapping[str, object], phases: Sequence[Any], priced_as: str
+    facts: RunFacts, time_based: bool, phases: Sequence[Any], priced_as: str
 ) -> tuple[dict[str, int], list[str]]:
-    spec = RunSpec.from_dict(dict(run))
-    written = spec.workload.objects_written(spec)
-    object_bytes = max((w.bytes for w in written), default=0)
-    transfer = max((w.part_bytes for w in written), default=1)
+    object_bytes = facts.object_bytes
+    transfer = facts.part_bytes
     # Transfers that make one object: a time-based run (--duration) goes over its files
     # again and again, and every pass is an upload of its own.
     parts_per_object = max(1, -(-object_bytes // transfer))
@@ -323,7 +332,7 @@ def _posix_as_object(
         "one transfer is one PUT, in several a multipart upload with one part per transfer; "
         "each read transfer one GET; the untimed layout of reading patterns is not counted)"
     ]
-    if getattr(spec.params, "duration_s", None) is not None:
+    if time_based:
         notes.append(
             "time-based run: every pass over a file counts as a new PUT or upload of its object"
         )
@@ -378,7 +387,7 @@ _LIBRARY_REQUESTS = "requests_"
 
 
 def _kind_rank(name: str) -> tuple[int, str]:
-    return (_KIND_ORDER.index(name) if name in _KIND_ORDER else len(_KIND_ORDER), name)
+    return (REQUEST_KINDS.index(name) if name in REQUEST_KINDS else len(REQUEST_KINDS), name)
 
 
 def format_hours(hours: float) -> str:

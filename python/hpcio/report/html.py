@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from html import escape
 
 from hpcio.report.compare import Comparison, cells, columns, summary_lines, tables
+from hpcio.report.families import family_grids
+from hpcio.report.grid import Grid
 from hpcio.report.plots import Plot, PlotSet, render
 from hpcio.report.points import describe, per_rank_bytes, spec_fields
 from hpcio.report.tables import Table, format_cell, study_tables
-from hpcio.results.schema import ResultDocument
-from hpcio.runner.pagecache import PAGE_CACHE_WARNING
-from hpcio.units import format_counts
-from hpcio.workloads import registry
+from hpcio.results.schema import PAGE_CACHE_WARNING, ResultDocument
+from hpcio.units import format_bytes, format_counts
+from hpcio.workloads import shown
 
 #: Browsers refuse anything but inline styles and data: images, so nothing is fetched even if
 #: a value in a document looked like a URL.
@@ -36,16 +37,22 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.beyond td { background: #fff3cd; }
 figure { margin: 0 0 1em; }
 figure img { max-width: 100%; border: 1px solid #eee; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr));
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(560px, 100%), 1fr));
         gap: 1em; align-items: start; }
+.scroll { overflow-x: auto; max-width: 100%; }
 td { overflow-wrap: anywhere; }
 td:first-child, th:first-child { white-space: nowrap; }
-details > table { margin-left: 1em; }
+details > .scroll { margin-left: 1em; }
 figcaption { font-size: 0.9em; color: #555; }
 .warnings li { margin: 0.3em 0; }
 .note { color: #555; font-size: 0.9em; }
 pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
-nav a { margin-right: 1em; }
+nav a { margin-right: 1em; display: inline-block; }
+@media (max-width: 600px) {
+  body { margin: 1em auto; padding: 0 0.5em; }
+  table { font-size: 0.8em; }
+  td { overflow-wrap: normal; }
+}
 """
 
 _NUMBER = re.compile(r"^(-?[0-9.]+|N/A)$")
@@ -53,22 +60,38 @@ _NUMBER = re.compile(r"^(-?[0-9.]+|N/A)$")
 Cell = str | tuple[str, float | None]
 
 
-def report_page(docs: Sequence[ResultDocument], plots: PlotSet, sources: Sequence[str]) -> str:
-    """The page of `hpcio report --html`: the studies' tables, every plot, warnings, the
-    environment and every run with its spec."""
+def report_page(
+    docs: Sequence[ResultDocument],
+    plots: PlotSet,
+    sources: Sequence[str],
+    across: str = "target",
+) -> str:
+    """The page of `hpcio report --html`: the studies' tables (their columns along `across`),
+    every plot, warnings, the environment and every run with its spec."""
     intro = (
         f"{len(docs)} run(s) from {', '.join(sources)}; measured "
         f"{min(d.started_at_utc for d in docs)} to {max(d.finished_at_utc for d in docs)} (UTC)."
     )
+    tables = _study_tables(study_tables(docs, across)) + _grids(family_grids(docs))
     sections = [
         ("summary", "Summary", _summary(docs)),
         ("warnings", "Warnings", _warnings(docs)),
         ("environment", "Environment", _environment(docs)),
-        ("tables", "Tables", _study_tables(study_tables(docs))),
+        ("tables", "Tables", tables),
         ("plots", "Plots", _plots(plots)),
         ("runs", "Runs", _runs(docs)),
     ]
     return _page("hpcio report", intro, sections)
+
+
+def _grids(grids: Sequence[Grid]) -> str:
+    """The family tables, each under its title with its notes."""
+    parts = []
+    for g in grids:
+        parts.append(f"<h3>{escape(g.title)}</h3>")
+        parts.append(_table(g.columns, g.rows, table_id=f"family-{_slug(g.title)}"))
+        parts.extend(f'<p class="note">Note: {escape(n)}</p>' for n in g.notes)
+    return "\n" + "\n".join(parts) if parts else ""
 
 
 def comparison_page(
@@ -111,6 +134,7 @@ def _page(
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         f"<title>{escape(title)}</title>\n<style>{_STYLE}</style></head>\n<body>\n"
         f"<h1>{escape(title)}</h1>\n"
@@ -142,7 +166,8 @@ def _table(
                 lines.append(f"<td>{escape(cell)}</td>")
         lines.append("</tr>")
     lines.append("</tbody></table>")
-    return "".join(lines)
+    # A wide table scrolls inside its own box on a narrow screen, not the whole page.
+    return '<div class="scroll">' + "".join(lines) + "</div>"
 
 
 def _slug(text: str) -> str:
@@ -188,10 +213,10 @@ def _summary(docs: Sequence[ResultDocument]) -> str:
         best, worst = summary.extremes(docs, phase)
         rows: list[list[Cell]] = [
             [which, str(r.number), r.label, r.target, (str(r.ranks), r.ranks),
-             _mib(r.per_rank_bytes), (f"{r.bandwidth_mib_s:.1f}", r.bandwidth_mib_s)]
+             _size(r.per_rank_bytes), (f"{r.bandwidth_mib_s:.1f}", r.bandwidth_mib_s)]
             for which, chosen in (("best", best), ("worst", worst)) for r in chosen
         ]  # fmt: skip
-        headers = ["", "Run", "Workload", "Target", "Ranks", "Size per rank (MiB)",
+        headers = ["", "Run", "Workload", "Target", "Ranks", "Size per rank",
                    f"{phase} MiB/s"]  # fmt: skip
         tables_.append(f"<div><h3>{escape(phase)}: best and worst runs</h3>"
                        f"{_table(headers, rows, table_id=f'extremes-{phase}')}</div>")  # fmt: skip
@@ -361,7 +386,7 @@ def _spans(numbers: Sequence[int]) -> str:
 def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     """Every run's figures per phase (the spread and per-op latencies folded beneath), then its
     full spec as it is in the document."""
-    headers = ["Run", "Workload", "Target", "Ranks", "Size per rank (MiB)", "Transfer (MiB)",
+    headers = ["Run", "Workload", "Target", "Ranks", "Size per rank", "Transfer",
                "Iterations", "Phase", "Bandwidth mean (MiB/s)", "Time mean (s)"]  # fmt: skip
     detail_headers = ["Run", "Phase", "Bandwidth mean (MiB/s)", "stddev", "min", "max",
                       "p50 op (ms)", "p99 op (ms)"]  # fmt: skip
@@ -373,9 +398,9 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
             bw = s.bandwidth_mib_s
             mean: Cell = (f"{bw.mean:.3f}", bw.mean)
             rows.append([
-                str(number), registry.label(doc.workload, settings), str(run["target"]["url"]),
-                (str(doc.ranks), doc.ranks), _mib(per_rank_bytes(doc)),
-                _mib(settings.get("transfer_bytes")), (str(s.iterations), s.iterations), phase,
+                str(number), shown.label(doc.workload, settings), str(run["target"]["url"]),
+                (str(doc.ranks), doc.ranks), _size(per_rank_bytes(doc)),
+                _size(settings.get("transfer_bytes")), (str(s.iterations), s.iterations), phase,
                 mean, (f"{s.seconds.mean:.5f}", s.seconds.mean),
             ])  # fmt: skip
             details.append([
@@ -397,11 +422,11 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     return _table(headers, rows, table_id=f"{anchor}runs") + spread + "\n<h3>Specs</h3>\n" + specs
 
 
-def _mib(n_bytes: int | None) -> Cell:
+def _size(n_bytes: int | None) -> Cell:
+    """A size as the size formatter prints it, its bytes as the cell's value."""
     if n_bytes is None:
         return ("-", None)
-    value = n_bytes / float(1 << 20)
-    return (f"{value:g}", value)
+    return (format_bytes(n_bytes), float(n_bytes))
 
 
 def _comparison_tables(comparison: Comparison) -> str:

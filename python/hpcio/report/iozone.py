@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from hpcio.report.grid import Grid, grid
 from hpcio.report.plots import Plot
 from hpcio.report.points import describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import pooled_stats
 from hpcio.results.schema import ResultDocument
-from hpcio.workloads import registry
-from hpcio.workloads.profiles.iozone import TESTS, Iozone
+from hpcio.workloads import shown
 
 _WIDTH = 14
 #: Fields an IOzone sweep varies itself: its rows (file and record size) and its tests.
@@ -18,7 +18,7 @@ _SWEPT = ("size_per_rank_bytes", "transfer_bytes", "test", "phases", "random_off
 
 
 def is_iozone(doc: ResultDocument) -> bool:
-    return registry.family_of(doc.workload) == Iozone.family
+    return shown.family_of(doc.workload) == "iozone"
 
 
 def _test_and_phase(doc: ResultDocument) -> tuple[str, str]:
@@ -47,9 +47,8 @@ def iozone_rates(docs: Sequence[ResultDocument]) -> dict[tuple[int, int], dict[s
     }
 
 
-def iozone_table(docs: Sequence[ResultDocument]) -> str:
-    """IOzone's layout: one line per (file size, record size) in kB, one column per test; one
-    table per configuration (target, ranks, --direct...), titled by what differs."""
+def iozone_grids(docs: Sequence[ResultDocument]) -> list[Grid]:
+    """IOzone's tables of the iozone runs among `docs`, one per configuration."""
     configs: dict[object, list[ResultDocument]] = {}
     for doc in docs:
         if is_iozone(doc):
@@ -61,30 +60,43 @@ def iozone_table(docs: Sequence[ResultDocument]) -> str:
         title = "KiB/s per file (IOzone's table; files per rank, ranks add up)"
         if varying:
             title += ": " + describe(spec_fields(chosen[0].run), varying)
-        tables.append(_one_table(title, chosen))
-    return "\n\n".join(tables)
+        tables.append(_one_grid(title, chosen))
+    return tables
 
 
-def _one_table(title: str, docs: Sequence[ResultDocument]) -> str:
-    header = f"{'kB':>12}{'reclen':>8}" + "".join(f"{test:>{_WIDTH}}" for test in TESTS)
-    lines = [title, header]
+def iozone_table(docs: Sequence[ResultDocument]) -> str:
+    """IOzone's layout: one line per (file size, record size) in kB, one column per test; one
+    table per configuration (target, ranks, --direct...), titled by what differs."""
+    return "\n\n".join(_one_table(found) for found in iozone_grids(docs))
+
+
+def _one_table(found: Grid) -> str:
+    """A grid in IOzone's own fixed-width layout."""
+    widths = (12, 8, *(_WIDTH for _ in shown.IOZONE_TESTS))
+    lines = [found.title]
+    for cells in (found.columns, *found.rows):
+        lines.append("".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True)))
+    lines.extend(f"Note: {note}" for note in found.notes)
+    return "\n".join(lines)
+
+
+def _one_grid(title: str, docs: Sequence[ResultDocument]) -> Grid:
+    rows = []
     for (file_bytes, record_bytes), by_test in sorted(iozone_rates(docs).items()):
-        cells = "".join(
-            f"{by_test[test]:>{_WIDTH}.0f}" if test in by_test else f"{'-':>{_WIDTH}}"
-            for test in TESTS
-        )
-        lines.append(f"{file_bytes >> 10:>12}{record_bytes >> 10:>8}{cells}")
+        rates = [f"{by_test[t]:.0f}" if t in by_test else "-" for t in shown.IOZONE_TESTS]
+        rows.append([str(file_bytes >> 10), str(record_bytes >> 10), *rates])
+    note = ""
     counts = Counter(
         (doc.params["size_per_rank_bytes"], doc.params["transfer_bytes"], doc.params["test"])
         for doc in docs
     )
     most = max(counts.values(), default=1)
     if most > 1:
-        lines.append(
-            f"Note: some tests ran up to {most} times (documents of the same point): their "
+        note = (
+            f"some tests ran up to {most} times (documents of the same point): their "
             "KiB/s is the mean over all their iterations"
         )
-    return "\n".join(lines)
+    return grid(title, ("kB", "reclen", *shown.IOZONE_TESTS), rows, note)
 
 
 def iozone_heatmap(docs: Sequence[ResultDocument]) -> Plot:
@@ -102,7 +114,7 @@ def iozone_heatmap(docs: Sequence[ResultDocument]) -> Plot:
     figure = Figure(figsize=(13, 7.5), layout="constrained")
     axes_grid = figure.subplots(2, 3, sharex=True, sharey=True)
     image = None
-    for axes, test in zip(axes_grid.ravel(), TESTS, strict=True):
+    for axes, test in zip(axes_grid.ravel(), shown.IOZONE_TESTS, strict=True):
         grid = np.full((len(files), len(records)), np.nan)
         for (f, r), by_test in rates.items():
             if test in by_test and by_test[test] > 0:

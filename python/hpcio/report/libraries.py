@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import mean
 
+from hpcio.report.grid import Grid, grid
 from hpcio.report.pooled import pooled_stats
 from hpcio.results.schema import ResultDocument
-from hpcio.workloads import registry
+from hpcio.workloads import shown
 
 FAMILY = "library"
 _COLUMNS = ("Library", "Target", "Ranks", "Volume", "Stored (MiB)", "Raw (MiB)", "Raw/stored",
@@ -17,27 +18,48 @@ _COLUMNS = ("Library", "Target", "Ranks", "Volume", "Stored (MiB)", "Raw (MiB)",
 
 
 def is_library_run(doc: ResultDocument) -> bool:
-    return registry.family_of(doc.workload) == FAMILY
+    return shown.family_of(doc.workload) == FAMILY
+
+
+_TITLE = "libraries: write phase (volume: the create) and read phase"
+_NOTE = (
+    "MiB/s are of float32 samples (not SEG-Y's trace headers or any library's metadata); "
+    "imaging writes its image cubes and reads its volume slabs and shot files; Raw/stored "
+    "above 1 is compression."
+)
 
 
 def library_table(docs: Sequence[ResultDocument]) -> str:
     """Markdown: the library runs among `docs`, grouped by label, target, ranks and volume
     (runs of one group pooled); "" when there are none."""
+    found = library_grids(docs)
+    if not found:
+        return ""
+    (table,) = found
+    lines = [
+        f"### {table.title}",
+        "",
+        "| " + " | ".join(table.columns) + " |",
+        "| --- | --- | ---: | --- | " + " | ".join("---:" for _ in table.columns[4:]) + " |",
+        *("| " + " | ".join(cells) + " |" for cells in table.rows),
+        "",
+        *table.notes,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def library_grids(docs: Sequence[ResultDocument]) -> list[Grid]:
+    """The RTM study's library table of the library runs among `docs` (none without them)."""
     groups: dict[tuple[str, str, int, str], list[ResultDocument]] = {}
     for doc in docs:
         if is_library_run(doc) and "write" in doc.summary:
             shape = "x".join(str(s) for s in doc.params.get("volume", ()))
-            key = (registry.label(doc.workload, doc.settings), str(doc.run["target"]["url"]),
+            key = (shown.label(doc.workload, doc.settings), str(doc.run["target"]["url"]),
                    doc.ranks, shape)  # fmt: skip
             groups.setdefault(key, []).append(doc)
     if not groups:
-        return ""
-    lines = [
-        "### libraries: write phase (volume: the create) and read phase",
-        "",
-        "| " + " | ".join(_COLUMNS) + " |",
-        "| --- | --- | ---: | --- | " + " | ".join("---:" for _ in _COLUMNS[4:]) + " |",
-    ]
+        return []
+    rows = []
     for (label, url, ranks, shape), chosen in groups.items():
         writes = [p for d in chosen for p in d.phases if p.phase == "write"]
         stored = mean(p.metrics.get("stored_bytes", 0) for p in writes)
@@ -50,12 +72,8 @@ def library_table(docs: Sequence[ResultDocument]) -> str:
             f"{pooled_stats(chosen, 'write', 'bandwidth_mib_s').mean:.1f}",
             read, str(len(chosen)),
         ]  # fmt: skip
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "MiB/s are of float32 samples (not SEG-Y's trace headers or any "
-              "library's metadata); imaging writes its image cubes and reads its "
-              "volume slabs and shot files; "
-              "Raw/stored above 1 is compression."]  # fmt: skip
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return [grid(_TITLE, _COLUMNS, rows, _NOTE)]
 
 
 def _mib_s(docs: Sequence[ResultDocument], phase: str) -> str:

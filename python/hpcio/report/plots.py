@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +25,10 @@ from hpcio.report.points import (
     varying_fields,
 )
 from hpcio.report.pooled import iterations_of, pooled_stats
+from hpcio.results import hdr
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
-from hpcio.workloads import registry
+from hpcio.workloads import shown
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -85,8 +87,8 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
     from hpcio.report.training import training_plots
 
     # Training runs have figures of their own (AU, I/O wait per step), not sizes and phases.
-    trained = [d for d in docs if registry.family_of(d.workload) == "training"]
-    docs = [d for d in docs if registry.family_of(d.workload) != "training"]
+    trained = [d for d in docs if shown.family_of(d.workload) == "training"]
+    docs = [d for d in docs if shown.family_of(d.workload) != "training"]
     plots: list[Plot] = list(training_plots(trained))
     skipped: list[str] = []
     for phase in _phases(docs):
@@ -106,7 +108,7 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
                 latency_vs_size(series_by_point(docs, phase, without="size_per_rank_bytes"), phase),
             )
         )
-    global_docs = [d for d in docs if registry.sized_globally(d.workload)]
+    global_docs = [d for d in docs if shown.sized_globally(d.workload)]
     for phase in _phases(global_docs):
         plots.append(
             Plot(
@@ -118,10 +120,10 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
             )
         )
     for pattern, phase in _patterns_and_phases(docs):
-        chosen = [d for d in docs if registry.label(d.workload, d.settings) == pattern]
+        chosen = [d for d in docs if shown.label(d.workload, d.settings) == pattern]
         plots.append(
             Plot(
-                f"latency-cdf-{pattern}-{phase}",
+                f"latency-cdf-{file_safe(pattern)}-{phase}",
                 f"{pattern} {phase} per-op latency CDF",
                 latency_cdf(series_by_point(chosen, phase), phase),
             )
@@ -150,10 +152,14 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
             )
     for phase in _phases(docs):
         counts = sorted({d.ranks for d in docs if phase in d.summary})
-        if len(counts) < 2:
-            skipped.append(
-                f"bandwidth vs ranks ({phase}): skipped, every run has {counts[0]} rank(s)"
+        lines = series_by_point(docs, phase, without="ranks")
+        if not any(len({d.ranks for d in line.docs}) > 1 for line in lines):
+            why = (
+                f"every run has {counts[0]} rank(s)"
+                if len(counts) < 2
+                else "no configuration ran at two rank counts or more"
             )
+            skipped.append(f"bandwidth vs ranks ({phase}): skipped, {why}")
             continue
         plots.append(
             Plot(
@@ -165,15 +171,21 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
     return PlotSet(tuple(plots), tuple(skipped))
 
 
+def file_safe(text: str) -> str:
+    """`text` as part of a file name a shell takes as it is: runs of anything but letters,
+    digits, '.', '_' and '-' become one '-'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
+
+
 def series_by_point(
     docs: Sequence[ResultDocument], phase: str, *, without: str | None = None
 ) -> list[Series]:
     """Documents with `phase`, one series per point with the x-axis field (`without`) left
     out. Labels name the pattern, the target and whatever else differs between series."""
     dropped = () if without is None else (without,)
-    shown = _shown_fields(docs, phase, dropped)
+    legend_fields = _shown_fields(docs, phase, dropped)
     return [
-        Series(describe(spec_fields(group[0].run), shown), tuple(group))
+        Series(describe(spec_fields(group[0].run), legend_fields), tuple(group))
         for group in _groups(docs, phase, dropped).values()
     ]
 
@@ -304,11 +316,10 @@ def latency_quantiles_s(
     docs: Sequence[ResultDocument], phase: str, quantiles: Sequence[float]
 ) -> list[float]:
     """Per-op latency in seconds at each quantile of `phase`, over every iteration of `docs`."""
-    from hpcio import _engine
-
-    parts = [base64.b64decode(p.latency_hdr_b64) for p in iterations_of(docs, phase)]
-    summary = _engine.histogram_summary(_engine.histogram_merge(parts), list(quantiles))
-    return [ns / 1e9 for ns in summary["quantiles_ns"]]
+    parts = [hdr.decode(base64.b64decode(p.latency_hdr_b64)) for p in iterations_of(docs, phase)]
+    if not parts:
+        return [0.0] * len(quantiles)
+    return [ns / 1e9 for ns in hdr.merge(parts).values_at_quantiles(quantiles)]
 
 
 def write_files(plot: Plot, directory: Path) -> list[Path]:
@@ -416,7 +427,7 @@ def _phases(docs: Iterable[ResultDocument]) -> list[str]:
 
 def _patterns_and_phases(docs: Iterable[ResultDocument]) -> list[tuple[str, str]]:
     return list(
-        dict.fromkeys((registry.label(d.workload, d.settings), p) for d in docs for p in d.summary)
+        dict.fromkeys((shown.label(d.workload, d.settings), p) for d in docs for p in d.summary)
     )
 
 
@@ -433,9 +444,9 @@ def comparison_plots(
     draw = bandwidth_vs_size if metric == "bandwidth" else latency_vs_size
     # Training runs have no size per rank: their AU and I/O wait, A's and B's runs together.
     trained = [d for docs in sources.values() for d in docs
-               if registry.family_of(d.workload) == "training"]  # fmt: skip
+               if shown.family_of(d.workload) == "training"]  # fmt: skip
     sources = {
-        name: [d for d in docs if registry.family_of(d.workload) != "training"]
+        name: [d for d in docs if shown.family_of(d.workload) != "training"]
         for name, docs in sources.items()
     }
     every = [d for docs in sources.values() for d in docs]
@@ -445,11 +456,11 @@ def comparison_plots(
     if metric == "au":
         return PlotSet(tuple(plots), ())
     for phase in _phases(every):
-        shown = _shown_fields(every, phase, dropped)
+        legend_fields = _shown_fields(every, phase, dropped)
         colours = {key: i for i, key in enumerate(_groups(every, phase, matched_on))}
         series = [
             Series(
-                f"{name}: {describe(spec_fields(group[0].run), shown)}",
+                f"{name}: {describe(spec_fields(group[0].run), legend_fields)}",
                 tuple(group),
                 _LINESTYLES[index % len(_LINESTYLES)],
                 colours[point_key(group[0].run, without=matched_on)],

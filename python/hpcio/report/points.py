@@ -13,6 +13,11 @@ from hpcio.units import format_bytes
 #: kept afterwards, which payload bytes went out.
 IGNORED_FIELDS = frozenset({"iterations", "keep", "seed", "trace"})
 
+#: Target kinds whose writes are durable once committed (a PUT, a completed multipart upload,
+#: a committed block list): --fsync adds nothing there, so their runs count as synced and
+#: share tables and points with fsync'd POSIX runs.
+DURABLE_AT_COMMIT = frozenset({"s3", "gcs", "azure"})
+
 #: A point's identity: sorted (field, value) pairs, hashable.
 PointKey = tuple[tuple[str, Any], ...]
 
@@ -23,6 +28,9 @@ def spec_fields(run: Mapping[str, Any]) -> dict[str, Any]:
     settings such as credentials, not what was measured), lists as tuples, ignored fields
     gone, and fields written only when set at their default where absent."""
     flat = {**{k: v for k, v in run.items() if k != "params"}, **run.get("params", {})}
+    target = run.get("target")
+    if isinstance(target, dict) and target.get("kind") in DURABLE_AT_COMMIT and "fsync" in flat:
+        flat["fsync"] = True
     fields: dict[str, Any] = {}
     for name, value in flat.items():
         if name in IGNORED_FIELDS:

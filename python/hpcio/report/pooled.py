@@ -8,9 +8,8 @@ import base64
 import statistics
 from collections.abc import Sequence
 
-from hpcio import _engine
 from hpcio.results.schema import LatencyPercentiles, PhaseFigures, ResultDocument, Stats
-from hpcio.runner.aggregate import latency_percentiles, stats
+from hpcio.results.stats import merged_latency_percentiles, stats
 
 _MIB = float(1 << 20)
 
@@ -58,7 +57,7 @@ def pooled_latency(docs: Sequence[ResultDocument], phase: str) -> LatencyPercent
     if len(docs) == 1:
         return docs[0].summary[phase].latency
     parts = [base64.b64decode(p.latency_hdr_b64) for p in iterations_of(docs, phase)]
-    return latency_percentiles(_engine.histogram_merge(parts))
+    return merged_latency_percentiles(parts)
 
 
 def mean_seconds(docs: Sequence[ResultDocument], phase: str) -> float:

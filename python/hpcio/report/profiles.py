@@ -4,25 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hpcio.report.grid import Grid, grid
 from hpcio.report.points import describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import pooled_latency, pooled_stats
 from hpcio.results.schema import ResultDocument
-from hpcio.workloads import registry
-from hpcio.workloads.profiles.storage import ProfileWorkload
+from hpcio.workloads import shown
 
 _PHASES = (("write", "Writes"), ("read", "Reads"))
 _LATENCIES = (("mean_s", "Avg."), ("p50_s", "Median"), ("p99_s", "99%"))
 _NONE = "-"
+_BANDWIDTH_TITLE = "Bandwidth (MiB/s, mean over iterations)"
+_LATENCY_TITLE = "Latency per operation (ms)"
 
 
 def is_profile(doc: ResultDocument) -> bool:
     """A document of one of the fio study's storage profiles."""
-    return registry.family_of(doc.workload) == ProfileWorkload.family
+    return shown.family_of(doc.workload) == "profile"
 
 
 def profile_name(doc: ResultDocument) -> str:
     """The profile (or other workload) a document measured."""
-    return registry.label(doc.workload, doc.settings)
+    return shown.label(doc.workload, doc.settings)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -64,6 +66,11 @@ def _with_phase(group: Sequence[ResultDocument], phase: str) -> list[ResultDocum
 
 def bandwidth_table(docs: Sequence[ResultDocument]) -> str:
     """MiB/s (mean over iterations) per phase (rows) and profile (columns)."""
+    found = bandwidth_grid(docs)
+    return _table(found.columns, found.rows)
+
+
+def bandwidth_grid(docs: Sequence[ResultDocument]) -> Grid:
     columns = profile_columns(docs)
     rows = []
     for phase, label in _PHASES:
@@ -73,11 +80,18 @@ def bandwidth_table(docs: Sequence[ResultDocument]) -> str:
             mean = pooled_stats(chosen, phase, "bandwidth_mib_s").mean if chosen else None
             cells.append(_NONE if mean is None else f"{mean:.2f}")
         rows.append(cells)
-    return _table(["MiB/s", *(name for name, _ in columns)], rows)
+    return grid(
+        _on_targets(_BANDWIDTH_TITLE, docs), ("MiB/s", *(name for name, _ in columns)), rows
+    )
 
 
 def latency_table(docs: Sequence[ResultDocument]) -> str:
     """Per-op latency in ms (average, median, 99th) per phase (rows) and profile (columns)."""
+    found = latency_grid(docs)
+    return _table(found.columns, found.rows)
+
+
+def latency_grid(docs: Sequence[ResultDocument]) -> Grid:
     columns = profile_columns(docs)
     rows = []
     for phase, label in _PHASES:
@@ -91,16 +105,27 @@ def latency_table(docs: Sequence[ResultDocument]) -> str:
                 value = None if latency is None else getattr(latency, field) * 1e3
                 cells.append(_NONE if value is None else f"{value:.3f}")
             rows.append(cells)
-    return _table(["in ms", *(name for name, _ in columns)], rows)
+    return grid(_on_targets(_LATENCY_TITLE, docs), ("in ms", *(name for name, _ in columns)), rows)
+
+
+def _on_targets(title: str, docs: Sequence[ResultDocument]) -> str:
+    urls = dict.fromkeys(str(doc.run["target"]["url"]) for doc in docs)
+    return f"{title} on {', '.join(urls)}" if urls else title
+
+
+def profile_grids(docs: Sequence[ResultDocument]) -> list[Grid]:
+    """The fio study's two tables of the profile runs among `docs` (none without them)."""
+    profiled = [doc for doc in docs if is_profile(doc)]
+    return [bandwidth_grid(profiled), latency_grid(profiled)] if profiled else []
 
 
 def profile_tables(docs: Sequence[ResultDocument]) -> str:
     """Both tables with their titles, as `hpcio profile` prints them."""
     lines = [
-        "Bandwidth (MiB/s, mean over iterations)",
+        _on_targets(_BANDWIDTH_TITLE, docs),
         bandwidth_table(docs),
         "",
-        "Latency per operation (ms)",
+        _on_targets(_LATENCY_TITLE, docs),
         latency_table(docs),
     ]
     warned = dict.fromkeys(f"warning: {profile_name(d)}: {w}" for d in docs for w in d.warnings)

@@ -11,7 +11,7 @@ from hpcio.report.plots import Plot
 from hpcio.report.points import per_rank_bytes
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
-from hpcio.workloads import registry
+from hpcio.workloads import shown
 
 #: Runs shown at each end of a phase's ranking.
 EXTREMES = 3
@@ -38,7 +38,7 @@ def ranked(docs: Sequence[ResultDocument], phase: str) -> list[Ranked]:
     found = [
         Ranked(
             number,
-            registry.label(d.workload, d.settings),
+            shown.label(d.workload, d.settings),
             str(d.run["target"]["url"]),
             d.ranks,
             per_rank_bytes(d),

@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hpcio.report.grid import Grid
 from hpcio.report.points import (
     PointKey,
     describe,
@@ -22,7 +23,7 @@ from hpcio.report.points import (
 from hpcio.report.pooled import is_time_based, mean_bytes_moved, mean_seconds
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_counts
-from hpcio.workloads import registry
+from hpcio.workloads import shown
 
 _MIB = float(1 << 20)
 #: Spec fields a table spreads over its rows (sizes, ranks) and columns (targets); every other
@@ -62,50 +63,82 @@ class _Group:
     docs: list[ResultDocument]
 
 
-def study_tables(docs: Sequence[ResultDocument]) -> list[Table]:
+def study_tables(docs: Sequence[ResultDocument], across: str = "target") -> list[Table]:
     """One table per pattern, phase and configuration (every spec field that shapes the I/O
-    but sizes, ranks and target), in the order they first appear, titled by what differs
-    from the other tables of the pattern and phase. Documents of the same point (a run
-    repeated) are pooled: Latency is the mean over all their iterations, and a Runs column
-    says how many there were."""
+    but sizes, ranks and the compared axis `across`), in the order they first appear, titled
+    by what differs from the other tables of the pattern and phase; one Latency/Bandwidth
+    column pair per value of `across` (a spec field: the target by default, or the API, the
+    stripe count, the transfer size...). Documents of the same point (a run repeated) are
+    pooled: Latency is the mean over all their iterations, and a Runs column says how many
+    there were."""
+    fixed = _row_and_column_fields(across)
+    if across == "workload":
+        # Runs of two workloads never share the params only one of them takes.
+        every = [set(spec_fields(doc.run)) for doc in docs] or [set()]
+        fixed = (*fixed, *sorted(set.union(*every) - set.intersection(*every)))
     groups: dict[tuple[str, str, PointKey], _Group] = {}
     for doc in docs:
-        if registry.family_of(doc.workload) in _OWN_TABLES:
+        if shown.family_of(doc.workload) in _OWN_TABLES:
             continue
-        pattern = registry.label(doc.workload, doc.settings)
+        # The API in the columns: the pattern's tables hold every API's runs.
+        pattern = {"api": doc.workload, "workload": ""}.get(
+            across, shown.label(doc.workload, doc.settings)
+        )
         for phase in doc.summary:
-            config = point_key(doc.run, without=_ROW_AND_COLUMN_FIELDS)
+            config = point_key(doc.run, without=fixed)
             groups.setdefault((pattern, phase, config), _Group(pattern, phase, [])).docs.append(doc)
     by_phase: dict[tuple[str, str], list[ResultDocument]] = {}
     for (pattern, phase, _), group in groups.items():
         by_phase.setdefault((pattern, phase), []).extend(group.docs)
     varying = {
-        key: [
-            name
-            for name in varying_fields(d.run for d in chosen)
-            if name not in _ROW_AND_COLUMN_FIELDS
-        ]
+        key: [name for name in varying_fields(d.run for d in chosen) if name not in fixed]
         for key, chosen in by_phase.items()
     }
-    return [_table(group, varying[(group.pattern, group.phase)]) for group in groups.values()]
+    return [
+        _table(group, varying[(group.pattern, group.phase)], across) for group in groups.values()
+    ]
 
 
-def _table(group: _Group, varying: Sequence[str]) -> Table:
+def _row_and_column_fields(across: str) -> tuple[str, ...]:
+    if across == "target":
+        return _ROW_AND_COLUMN_FIELDS
+    return (*(f for f in _ROW_AND_COLUMN_FIELDS if f != "target"), across)
+
+
+def column_value(doc: ResultDocument, across: str) -> str:
+    """A document's column in a table compared along `across`: its target URL, or the
+    field's value in words ('api hdf5', '4 stripes', 'transfer 1 MiB')."""
+    if across == "target":
+        return str(doc.run["target"]["url"])
+    return describe(spec_fields(doc.run), [across])
+
+
+def known_fields(docs: Sequence[ResultDocument]) -> list[str]:
+    """The spec fields of `docs`, which `--across` may name."""
+    return list(dict.fromkeys(name for doc in docs for name in spec_fields(doc.run)))
+
+
+def _table(group: _Group, varying: Sequence[str], across: str = "target") -> Table:
     phase = group.phase
     fields = spec_fields(group.docs[0].run)
-    title = f"{group.pattern} {phase}"
+    urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))
+    name = group.pattern or " vs ".join(
+        dict.fromkeys(shown.label(d.workload, d.settings) for d in group.docs)
+    )
+    title = f"{name} {phase} on {', '.join(urls)}"
+    if across != "target":
+        title += f", by {across}"
     if varying:
         title += ": " + ", ".join(describe(fields, [name]) for name in varying)
     # A time-based run's phases, and a replay's, move other than File Size: show what moved.
-    timed = is_time_based(group.docs[0].run) or not registry.moves_data_set(
+    timed = is_time_based(group.docs[0].run) or not shown.moves_data_set(
         str(group.docs[0].run["workload"])
     )
-    urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))
     cells: dict[tuple[int, int], dict[str, list[ResultDocument]]] = {}
     for doc in group.docs:
         per_proc = per_rank_bytes(doc)
-        url = str(doc.run["target"]["url"])
-        cells.setdefault((per_proc * doc.ranks, per_proc), {}).setdefault(url, []).append(doc)
+        column = column_value(doc, across)
+        cells.setdefault((per_proc * doc.ranks, per_proc), {}).setdefault(column, []).append(doc)
     repeated = any(len(d) > 1 for by_url in cells.values() for d in by_url.values())
     pushed_back = any(failed_requests(d, phase) for d in group.docs)
     per_target = [
@@ -122,7 +155,8 @@ def _table(group: _Group, varying: Sequence[str]) -> Table:
         "failed": "Failed Requests Per Iteration",
         "runs": "Runs",
     }
-    labels = [""] if len(urls) == 1 else [f"{u} " for u in urls]
+    values = list(dict.fromkeys(column_value(d, across) for d in group.docs))
+    labels = [""] if len(values) == 1 and across == "target" else [f"{v} " for v in values]
     columns = ["File Size (MiB)", "File Size Per Proc (MiB)"]
     kinds = ["size", "size"]
     for label in labels:
@@ -131,8 +165,8 @@ def _table(group: _Group, varying: Sequence[str]) -> Table:
     body = []
     for (file_bytes, per_proc), by_url in sorted(cells.items()):
         line: list[float | None] = [file_bytes / _MIB, per_proc / _MIB]
-        for url in urls:
-            chosen = by_url.get(url)
+        for value in values:
+            chosen = by_url.get(value)
             if not chosen:
                 line += [None] * len(per_target)
                 continue
@@ -158,6 +192,16 @@ def failed_requests(doc: ResultDocument, phase: str) -> int:
     iterations; a document older than the count by cause has the throttled and retried ones."""
     s = doc.summary[phase]
     return sum(s.store_failures.values()) or s.throttled + s.retried
+
+
+#: What the studies' "Latency" is, said under every table that keeps their header.
+LATENCY_NOTE = (
+    "Latency is the studies' name for the phase time (barrier to the last rank's close or "
+    "commit, mean over iterations), not a per-operation latency (report --format rows gives "
+    "those as op_latency_*); Bandwidth is the studies' bytes / mean phase time, which "
+    "differs from the mean of the iterations' bandwidths (IOR's, shown by the run and "
+    "compare) when the iterations' times do"
+)
 
 
 def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> tuple[str, ...]:
@@ -222,7 +266,7 @@ def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> t
         "which slows what these figures measure"
         for ranks, cores in sorted(crowded)
     )
-    return tuple(notes)
+    return (*notes, LATENCY_NOTE)
 
 
 def format_cell(value: float | None, kind: str) -> str:
@@ -232,19 +276,24 @@ def format_cell(value: float | None, kind: str) -> str:
     return f"{int(value) if kind == 'runs' else value:{_FORMATS[kind]}}"
 
 
-def render(tables: Sequence[Table], fmt: str) -> str:
-    """Tables as Markdown ("md"), CSV ("csv", with a pattern/phase column) or JSON ("json")."""
+def render(tables: Sequence[Table], fmt: str, grids: Sequence[Grid] = ()) -> str:
+    """Tables as Markdown ("md"), CSV ("csv", with a pattern/phase column) or JSON ("json");
+    CSV and JSON add the family tables `grids` after them (Markdown prints those in each
+    study's own layout)."""
     if fmt == "json":
         return (
             json.dumps(
                 [
-                    {
-                        "title": t.title,
-                        "columns": list(t.columns),
-                        "rows": [list(r) for r in t.rows],
-                        "notes": list(t.notes),
-                    }
-                    for t in tables
+                    *(
+                        {
+                            "title": t.title,
+                            "columns": list(t.columns),
+                            "rows": [list(r) for r in t.rows],
+                            "notes": list(t.notes),
+                        }
+                        for t in tables
+                    ),
+                    *(g.to_json() for g in grids),
                 ],
                 indent=2,
             )
@@ -259,6 +308,9 @@ def render(tables: Sequence[Table], fmt: str) -> str:
                 [t.title, *(format_cell(v, k) for v, k in zip(r, t.kinds, strict=True))]
                 for r in t.rows
             )
+        for g in grids:
+            writer.writerow(["table", *g.columns])
+            writer.writerows([g.title, *r] for r in g.rows)
         return out.getvalue()
     parts = []
     for t in tables:

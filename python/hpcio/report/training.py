@@ -7,18 +7,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import mean
 
+from hpcio.report.grid import Grid, grid
 from hpcio.report.plots import Plot, _legend, _new_figure, _style
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
-from hpcio.workloads import registry
-from hpcio.workloads.training.unet3d import Unet3d, sizing
+from hpcio.workloads import shown
+from hpcio.workloads.training.tables import sizing
 from hpcio.workloads.training.utilization import PASS_AU_PERCENT
 
 HEADER = ("Simulated GPU", "Samples", "Storage Type", "AU (%)", "MiB/s", "Result")
 
 
 def is_training(doc: ResultDocument) -> bool:
-    return doc.workload == Unet3d.name and registry.family_of(doc.workload) == "training"
+    return doc.workload == "unet3d" and shown.family_of(doc.workload) == "training"
 
 
 def _metrics(doc: ResultDocument) -> list[dict]:
@@ -56,14 +57,42 @@ def au_rows(docs: Sequence[ResultDocument]) -> list[tuple[str, ...]]:
             storage_type(doc),
             f"{au:.2f}",
             f"{mib:,.1f}",
-            "pass" if au >= PASS_AU_PERCENT else "fail",
+            _result(au, broken_sizing(doc)),
         ))  # fmt: skip
     return rows
 
 
+def _result(au: float, broken: Sequence[str]) -> str:
+    """MLPerf's verdict: pass at AU >= 90 % only for a run of a valid size."""
+    if au < PASS_AU_PERCENT:
+        return "fail"
+    return "invalid size" if broken else "pass"
+
+
+def broken_sizing(doc: ResultDocument) -> list[str]:
+    """MLPerf Storage's sizing rules the run breaks (none: a valid size, or not measured)."""
+    measured = _metrics(doc)
+    if not measured:
+        return []
+    samples = int(doc.params["samples"])
+    mean_bytes = doc.cache.data_set_bytes / max(samples, 1)
+    ram = doc.cache.node_ram_bytes * doc.nodes
+    return sizing(samples, mean_bytes, int(measured[-1]["steps_per_epoch"]), ram)
+
+
+def training_grids(docs: Sequence[ResultDocument]) -> list[Grid]:
+    """The MLPerf Storage table of the training runs among `docs`, their sizing and I/O wait
+    lines as its notes (none without training runs)."""
+    rows = au_rows(docs)
+    if not rows:
+        return []
+    title = "MLPerf Storage: accelerator utilization (AU) per training run"
+    return [grid(title, HEADER, [list(r) for r in rows], *sizing_lines(docs))]
+
+
 def au_table(docs: Sequence[ResultDocument]) -> str:
     """One row per training run, in Markdown: the storage study's table and pass or fail at
-    AU >= 90 %."""
+    AU >= 90 % ("invalid size" for a run above it that breaks MLPerf's sizing rules)."""
     rows = au_rows(docs)
     if not rows:
         return ""
@@ -102,10 +131,7 @@ def sizing_lines(docs: Sequence[ResultDocument]) -> list[str]:
             lines.append(wait)
         if not measured:
             continue
-        samples = int(doc.params["samples"])
-        mean_bytes = doc.cache.data_set_bytes / max(samples, 1)
-        ram = doc.cache.node_ram_bytes * doc.nodes
-        broken = sizing(samples, mean_bytes, int(measured[-1]["steps_per_epoch"]), ram)
+        broken = broken_sizing(doc)
         if broken:
             lines.append("not a valid MLPerf Storage size: " + "; ".join(broken))
         if doc.cache.reads_may_hit_page_cache:

@@ -10,6 +10,7 @@ import types
 import typing
 from typing import Any
 
+from hpcio.results import hdr
 from hpcio.results.schema import ResultDocument
 
 #: The spec fields reports read, with their JSON types (the rest of `run` is shown as is).
@@ -17,6 +18,8 @@ _RUN_FIELDS: dict[str, type] = {
     "workload": str,
     "ranks": int,
 }
+#: The unit suffixes of `run.params` names and the JSON type they promise.
+_PARAM_UNITS: dict[str, type] = {"_bytes": int, "_s": float}
 
 
 class DocumentError(TypeError):
@@ -46,23 +49,24 @@ def check_record(record: dict[str, Any]) -> None:
 
 
 def _check_params(run: dict[str, Any]) -> None:
-    """`run.params` against its workload's params dataclass; a workload this hpcio does not
-    know (a newer one's) only needs an object there."""
-    from hpcio.workloads import registry
-
+    """`run.params` by the schema's naming rule, the one thing every workload's params share
+    (a document may come from a workload, or a newer hpcio, that this reader does not know):
+    a size in bytes is a whole number, a time in seconds a number, or a list of them."""
     params = run.get("params")
     if not isinstance(params, dict):
         raise DocumentError(f"run.params is {_shown(params)}, not an object")
-    workload = registry.WORKLOADS.get(run["workload"])
-    if workload is not None:
-        _check(params, workload.params, "run.params")
+    for name, value in params.items():
+        for suffix, hint in _PARAM_UNITS.items():
+            if name.endswith(suffix) and value is not None:
+                values = value if isinstance(value, list) else [value]
+                for index, one in enumerate(values):
+                    where = f"run.params.{name}" + (f"[{index}]" if value is values else "")
+                    _check(one, hint, where)
 
 
 def _check_histogram(encoded: str, where: str) -> None:
-    from hpcio import _engine
-
     try:
-        _engine.histogram_summary(base64.b64decode(encoded, validate=True), [0.5])
+        hdr.decode(base64.b64decode(encoded, validate=True))
     except (binascii.Error, ValueError):
         raise DocumentError(f"{where} is not a base64 HdrHistogram") from None
 

@@ -16,6 +16,9 @@ SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 #: Marks a JSON object as an hpcio result document.
 KIND = "hpcio.result"
+#: How a document's warning about a data set the page cache could hold begins (reports
+#: group on it).
+PAGE_CACHE_WARNING = "read figures may be RAM, not storage"
 
 
 @dataclass(frozen=True, slots=True)

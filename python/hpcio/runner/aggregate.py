@@ -6,7 +6,6 @@ import base64
 import builtins
 import functools
 import math
-import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,14 +18,13 @@ from hpcio import _engine
 from hpcio.results.schema import (
     CpuFigures,
     Distribution,
-    LatencyPercentiles,
     PhaseFigures,
     PhaseSummary,
     RankSpread,
     RankTimes,
-    Stats,
     TimeSeries,
 )
+from hpcio.results.stats import latency_percentiles, stats
 from hpcio.runner.cpu import RankCpu, phase_cpu
 from hpcio.workloads.contract import RankInfo
 
@@ -34,7 +32,6 @@ if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
 
 _NS = 1e9
-_QUANTILES = (0.5, 0.9, 0.99, 0.999)
 _KEPT_ERRORS = 5
 #: Up to this many ranks a document keeps every rank's raw times (about 150 bytes of JSON
 #: each: 0.6 MiB a phase at most); past it, their distribution and the slowest ranks. IOR's
@@ -174,20 +171,6 @@ def _spread_s(spans: Sequence[tuple[int, int] | None]) -> float:
     if not present:
         return 0.0
     return (max(e for _, e in present) - min(s for s, _ in present)) / _NS
-
-
-def latency_percentiles(encoded: bytes) -> LatencyPercentiles:
-    s = _engine.histogram_summary(encoded, list(_QUANTILES))
-    p50, p90, p99, p999 = (v / _NS for v in s["quantiles_ns"])
-    return LatencyPercentiles(
-        count=s["count"],
-        mean_s=s["mean_ns"] / _NS,
-        p50_s=p50,
-        p90_s=p90,
-        p99_s=p99,
-        p999_s=p999,
-        max_s=s["max_ns"] / _NS,
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,17 +497,6 @@ def _cpu(rows: Sequence[RankRow], bytes_moved: int) -> CpuFigures | None:
 
 def _added(counts: Iterable[dict[str, int]]) -> dict[str, int]:
     return dict(sum((Counter(c) for c in counts), Counter()))
-
-
-def stats(values: Sequence[float]) -> Stats:
-    """Mean, median, min, max and population stddev (as IOR reports them)."""
-    return Stats(
-        mean=statistics.fmean(values),
-        median=statistics.median(values),
-        min=min(values),
-        max=max(values),
-        stddev=statistics.pstdev(values) if len(values) > 1 else 0.0,
-    )
 
 
 def summarize(figures: Sequence[PhaseFigures]) -> dict[str, PhaseSummary]:

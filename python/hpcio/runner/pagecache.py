@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hpcio.errors import RunFailedError, SpecError
-from hpcio.results.schema import CacheRecord, PhaseFigures
+from hpcio.results.schema import PAGE_CACHE_WARNING, CacheRecord, PhaseFigures
 from hpcio.runner.ceiling import Ceiling
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import CacheFacts, Phase, Workload
@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
 
 DROP_CACHES = "/proc/sys/vm/drop_caches"
-#: How the warning about a data set the page cache could hold begins (reports group on it).
-PAGE_CACHE_WARNING = "read figures may be RAM, not storage"
 
 
 def node_ram_bytes() -> int:

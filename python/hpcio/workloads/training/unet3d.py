@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from hpcio.errors import SpecError
 from hpcio.options import DURATION, POSITIVE, SIZE, choice, option
 from hpcio.units import format_bytes
@@ -42,9 +40,6 @@ if TYPE_CHECKING:
 COMPUTE_S = {"a100": 0.636, "h100": 0.323, "b200": 0.162}
 #: DLIO's unet3d configs: dataset.num_files_train (one sample per file).
 DEFAULT_SAMPLES = 168
-#: MLPerf Storage's sizing rules for a valid run.
-MIN_STEPS_PER_EPOCH = 500
-MIN_RAM_MULTIPLE = 5
 
 
 def _scale_option() -> Any:
@@ -348,22 +343,3 @@ def _transfers(run: RunSpec) -> int:
     """Transfers in the largest sample."""
     largest = int(data_set(run).file_bytes().max())
     return -(-largest // (run.params.transfer_bytes or largest))
-
-
-def sizing(samples: int, mean_sample_bytes: float, steps: int, ram_bytes: int) -> list[str]:
-    """MLPerf Storage's sizing rules a run breaks, each in one line (none: it follows them).
-
-    Args:
-        ram_bytes: the host RAM of every node of the job together (0: unknown).
-    """
-    broken = []
-    data = samples * mean_sample_bytes
-    if ram_bytes and data < MIN_RAM_MULTIPLE * ram_bytes:
-        need = int(np.ceil(MIN_RAM_MULTIPLE * ram_bytes / mean_sample_bytes))
-        broken.append(
-            f"data set {format_bytes(int(data))} is less than {MIN_RAM_MULTIPLE} x the hosts' "
-            f"{format_bytes(ram_bytes)} of RAM (--samples {need} or more)"
-        )
-    if steps < MIN_STEPS_PER_EPOCH:
-        broken.append(f"{steps} step(s) per epoch, fewer than {MIN_STEPS_PER_EPOCH}")
-    return broken

@@ -1,0 +1,173 @@
+"""Result documents as flat rows: one per run and phase (or per run, phase and iteration),
+each holding every spec field, the target and every metric, under names that say what they
+are. `hpcio report --format rows` writes them as one CSV (elbencho's --csvfile, IOR's CSV
+summary), which `pandas.read_csv` reads in one line.
+
+Two bandwidths, each under its own name: IOR's Mean (the mean of every iteration's bytes over
+its phase time) and the studies' (bytes per iteration over the mean phase time, the Bandwidth
+of the report's tables). They differ whenever the phase times do."""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from collections.abc import Iterable, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from hpcio.report.cost import OBJECT_KINDS
+from hpcio.report.points import spec_fields
+from hpcio.results.schema import PhaseFigures, ResultDocument
+
+_MIB = float(1 << 20)
+#: Requests that each finish one whole object on an object store.
+_OBJECT_DONE = ("put", "complete_multipart", "put_block_list")
+#: The columns every row starts with, in this order; spec fields and metrics follow.
+LEADING = ("run", "phase", "iteration", "workload", "target_kind", "target_url", "ranks")
+
+Row = dict[str, Any]
+
+
+def redacted_url(url: str) -> str:
+    """A target URL with no secret in it: a password in the authority and query values (an
+    Azure SAS token) are replaced."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        netloc = f"{user.split(':', 1)[0]}:REDACTED@{host}" if ":" in user else netloc
+    query = "&".join(
+        f"{pair.split('=', 1)[0]}=REDACTED" if "=" in pair else pair
+        for pair in parts.query.split("&")
+        if pair
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def rows(docs: Sequence[ResultDocument], *, per_iteration: bool = False) -> list[Row]:
+    """One row per document (run, numbered from 1 in the order given) and phase; with
+    `per_iteration`, one per iteration of each phase instead."""
+    found = []
+    for number, doc in enumerate(docs, start=1):
+        for phase in doc.summary:
+            figures = [p for p in doc.phases if p.phase == phase]
+            if per_iteration:
+                found += [_row(number, doc, phase, [p], p.iteration) for p in figures]
+            else:
+                found.append(_row(number, doc, phase, figures, None))
+    return found
+
+
+def _row(
+    number: int,
+    doc: ResultDocument,
+    phase: str,
+    figures: Sequence[PhaseFigures],
+    iteration: int | None,
+) -> Row:
+    target = doc.run["target"]
+    row: Row = {
+        "run": number,
+        "phase": phase,
+        "iteration": iteration,
+        "workload": doc.workload,
+        "target_kind": target.get("kind"),
+        "target_url": redacted_url(str(target["url"])),
+        "ranks": doc.ranks,
+        "ranks_per_node": doc.ranks_per_node,
+        "nodes": len(doc.hosts) if doc.hosts else None,
+    }
+    row.update(
+        (name, _cell(value))
+        for name, value in spec_fields(doc.run).items()
+        if name not in row and name != "target"
+    )
+    row.update(_metrics(doc, phase, figures))
+    return row
+
+
+def _metrics(doc: ResultDocument, phase: str, figures: Sequence[PhaseFigures]) -> Row:
+    if not figures:
+        return {"iterations": 0}
+    times = [p.phase_time_s for p in figures]
+    mean_time = statistics.fmean(times)
+    moved = statistics.fmean(p.bytes_total for p in figures)
+    ops = statistics.fmean(p.ops_total for p in figures)
+    done = statistics.fmean(sum(p.requests.get(k, 0) for k in _OBJECT_DONE) for p in figures)
+    on_objects = doc.run["target"].get("kind") in OBJECT_KINDS
+    latency = doc.summary[phase].latency if len(figures) > 1 else figures[0].latency
+    row: Row = {
+        "iterations": len(figures),
+        "bytes_per_iteration": moved,
+        "phase_time_mean_s": mean_time,
+        "phase_time_min_s": min(times),
+        "phase_time_max_s": max(times),
+        "phase_time_stddev_s": statistics.pstdev(times) if len(times) > 1 else 0.0,
+        "bandwidth_mean_of_iterations_mib_s": statistics.fmean(
+            p.bandwidth_bytes_per_s / _MIB for p in figures
+        ),
+        "bandwidth_bytes_over_mean_time_mib_s": moved / _MIB / mean_time if mean_time else None,
+        "ops_per_iteration": ops,
+        "ops_per_s": ops / mean_time if mean_time else None,
+        "objects_per_s": done / mean_time if on_objects and done and mean_time else None,
+        "open_time_mean_s": statistics.fmean(p.open_time_s for p in figures),
+        "transfer_time_mean_s": statistics.fmean(p.transfer_time_s for p in figures),
+        "close_time_mean_s": statistics.fmean(p.close_time_s for p in figures),
+        "op_latency_count": latency.count,
+        "op_latency_mean_s": latency.mean_s,
+        "op_latency_p50_s": latency.p50_s,
+        "op_latency_p90_s": latency.p90_s,
+        "op_latency_p99_s": latency.p99_s,
+        "op_latency_p999_s": latency.p999_s,
+        "op_latency_max_s": latency.max_s,
+        "failed_requests": sum(_failed(p) for p in figures),
+        "errors": sum(p.errors for p in figures),
+        "reads_may_hit_page_cache": doc.cache.reads_may_hit_page_cache if phase == "read" else None,
+    }
+    row.update(_family_figures(figures))
+    return row
+
+
+def _failed(figures: PhaseFigures) -> int:
+    """Object-store requests that failed and were retried; in a document older than the
+    count by cause, those throttled and retried."""
+    return sum(figures.store_failures.values()) or figures.throttled + figures.retried
+
+
+def _family_figures(figures: Sequence[PhaseFigures]) -> Row:
+    """The workload's own figures (AU, samples/s, read amplification, ...): each number's
+    mean over the iterations that have it, as `metric_<name>`."""
+    names = dict.fromkeys(name for p in figures for name in (p.metrics or {}))
+    found: Row = {}
+    for name in names:
+        values = [(p.metrics or {}).get(name) for p in figures]
+        numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+        if numbers:
+            found[f"metric_{name}"] = statistics.fmean(numbers)
+    return found
+
+
+def _cell(value: Any) -> Any:
+    """A spec value as one CSV cell: lists joined with '+' (a comma would be a column)."""
+    if isinstance(value, tuple | list):
+        return "+".join(str(v) for v in value)
+    return value
+
+
+def columns(found: Iterable[Row]) -> list[str]:
+    """Every column of the rows, the leading ones first, the rest in order of appearance."""
+    names = dict.fromkeys(LEADING)
+    for row in found:
+        names.update(dict.fromkeys(row))
+    return list(names)
+
+
+def render_rows(found: Sequence[Row]) -> str:
+    """The rows as one CSV with one header line; an absent figure is an empty cell."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns(found), lineterminator="\n", restval="")
+    writer.writeheader()
+    for row in found:
+        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    return out.getvalue()

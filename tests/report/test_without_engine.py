@@ -1,0 +1,74 @@
+"""Reports read documents only: `hpcio report` and `hpcio compare` give the same output, byte
+for byte, in a process where the native engine cannot be imported."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import recorded
+
+#: Makes `import hpcio._engine` fail in every process that starts with it on its path.
+_NO_ENGINE = 'import sys\nsys.modules["hpcio._engine"] = None\n'
+TIMEOUT_S = 120
+
+
+def _hpcio(*args, no_engine: bool, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI", "HPCIO_"))}
+    if no_engine:
+        blocker = cwd / "no-engine"
+        blocker.mkdir(exist_ok=True)
+        (blocker / "sitecustomize.py").write_text(_NO_ENGINE)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocker), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "hpcio", *map(str, args)],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=TIMEOUT_S, check=False,
+    )  # fmt: skip
+
+
+def test_the_blocker_blocks(tmp_path):
+    done = _hpcio("env", no_engine=True, cwd=tmp_path)
+    assert done.returncode != 0
+    assert "hpcio._engine" in done.stderr
+
+
+COMMANDS = {
+    "report": ("report", recorded.V1 / "file-2ranks.jsonl", recorded.V1 / "file-t2-2ranks.jsonl"),
+    "report profiles": ("report", recorded.V1 / "profile-all.jsonl"),
+    "report iozone": ("report", recorded.V1 / "profile-iozone.jsonl"),
+    "report csv": ("report", recorded.V1 / "file-configs.jsonl", "--format", "csv"),
+    "report json": ("report", recorded.V1 / "s3-2ranks.jsonl", "--format", "json"),
+    "compare": (
+        "compare", recorded.V1 / "file-2ranks.jsonl", recorded.V1 / "file-2ranks-again.jsonl"
+    ),
+    "compare json": (
+        "compare", recorded.V1 / "file-1rank.jsonl", recorded.V1 / "file-1rank-again.jsonl",
+        "--format", "json",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_same_output_without_the_engine(name, tmp_path):
+    with_engine = _hpcio(*COMMANDS[name], no_engine=False, cwd=tmp_path)
+    without = _hpcio(*COMMANDS[name], no_engine=True, cwd=tmp_path)
+    assert with_engine.returncode == 0, with_engine.stderr
+    assert with_engine.stdout.strip()
+    assert (without.returncode, without.stdout, without.stderr) == (
+        0, with_engine.stdout, with_engine.stderr,
+    )  # fmt: skip
+
+
+def test_the_same_html_page_without_the_engine(tmp_path):
+    pages = []
+    for no_engine in (False, True):
+        page = tmp_path / f"page-{no_engine}.html"
+        done = _hpcio(
+            "report", recorded.V1 / "file-single.jsonl",
+            "--html", page, no_engine=no_engine, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        pages.append(page.read_bytes())
+    assert pages[0] == pages[1]
+    assert b"<svg" in pages[0] or b"data:image" in pages[0]
