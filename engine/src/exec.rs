@@ -344,7 +344,7 @@ impl Executor {
             t0_ns: self.t0_ns,
             verify: self.verify,
             direct: self.direct,
-            keys: plan.keys,
+            keys: &plan.keys,
             key_hashes: plan.keys.iter().map(|k| key_hash(k)).collect(),
             handles: &handles,
             stop: &stop,
@@ -406,7 +406,7 @@ impl Executor {
                 handles.into_iter().map(|h| h.join().expect("I/O worker panicked")).collect()
             })
         };
-        let keys: Option<Arc<[String]>> = self.trace.as_ref().map(|_| Arc::from(plan.keys));
+        let keys: Option<Arc<[String]>> = self.trace.as_ref().map(|_| Arc::from(plan.keys.as_slice()));
         for (figures, rows) in results {
             self.figures.merge(figures);
             if let (Some(trace), Some(rows), Some(keys)) = (self.trace.as_mut(), rows, &keys) {
@@ -670,12 +670,12 @@ mod tests {
     }
 
     /// Open every file, BLOCKS transfers of each (the files take turns), close every file.
-    fn plan<'k>(keys: &'k [String], open: Op, transfer: Op) -> Plan<'k> {
+    fn plan(keys: &[String], open: Op, transfer: Op) -> Plan {
         let row = |op, key, count, length| Row { op, key, offset: 0, length, count, stride: BLOCK, writer: 0 };
         let mut rows: Vec<Row> = (0..FILES).map(|k| row(open, k, 1, 0)).collect();
         rows.extend((0..FILES).map(|k| row(transfer, k, BLOCKS, BLOCK)));
         rows.extend((0..FILES).map(|k| row(Op::Close, k, 1, 0)));
-        Plan { rows, keys, shuffle: None }
+        Plan { rows, keys: keys.to_vec(), shuffle: None }
     }
 
     fn target(url: &str) -> Arc<dyn Target> {
@@ -812,7 +812,7 @@ mod tests {
             strides: &[0, 0, 8, 8, 0, 0],
             writers: &[0, 0, 2, 2, 0, 0],
         };
-        let plan = Plan::from_columns(&columns, &keys, None).unwrap();
+        let plan = Plan::from_columns(&columns, keys.clone(), None).unwrap();
         let hints = write_hints(&plan);
         assert_eq!((hints[0].writes, hints[0].part_bytes, hints[1].writes), (3, 8, 3));
         let ops: Vec<(u8, u32, u64)> = operations(&plan).unwrap().iter().map(|x| (x.op.code(), x.key, x.offset)).collect();
@@ -820,7 +820,7 @@ mod tests {
             ops,
             vec![(1, 0, 0), (1, 1, 0), (3, 0, 0), (3, 1, 0), (3, 0, 8), (3, 1, 8), (3, 0, 16), (3, 1, 16), (6, 0, 0), (6, 1, 0)]
         );
-        let shuffled = Plan::from_columns(&columns, &keys, Some((1, 0, 0))).unwrap();
+        let shuffled = Plan::from_columns(&columns, keys.clone(), Some((1, 0, 0))).unwrap();
         let mut moved: Vec<(u32, u64)> = operations(&shuffled).unwrap()[2..8].iter().map(|x| (x.key, x.offset)).collect();
         moved.sort_unstable();
         assert_eq!(moved, vec![(0, 0), (0, 8), (0, 16), (1, 0), (1, 8), (1, 16)]);
@@ -838,6 +838,6 @@ mod tests {
             strides: &[8],
             writers: &[0],
         };
-        assert!(Plan::from_columns(&columns, &keys, None).err().unwrap().contains("past the largest offset"));
+        assert!(Plan::from_columns(&columns, keys.clone(), None).err().unwrap().contains("past the largest offset"));
     }
 }

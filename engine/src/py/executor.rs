@@ -1,13 +1,13 @@
 //! The Python class Executor: runs one rank's plans, in the foreground or on an engine thread.
 
 use super::figures::PyFigures;
-use super::plan::plan_from;
+use super::plan::PyPlan;
 use super::target::PyTarget;
 use super::trace_columns::{trace_columns, TraceColumns};
-use crate::{error, exec, plan, schedstat, trace};
+use crate::{error, exec, schedstat, trace};
 use numpy::{PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 /// Where an Executor is: ready, running a plan on its own engine thread, or lent to a call
@@ -145,21 +145,12 @@ impl PyExecutor {
         self.lend(py, |inner| inner.abort_shared(key, id).err())
     }
 
-    /// `shuffle`: (seed, rank, phase) of a random order of each batch of transfers.
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (ops, key_index, offsets, lengths, counts, strides, writers, keys, *, shuffle = None, source = None, sink = None, until_ns = None))]
+    /// Execute every row of `plan` with the GIL released; failures go into figures().
+    #[pyo3(signature = (plan, *, source = None, sink = None, until_ns = None))]
     fn run(
         &self,
         py: Python<'_>,
-        ops: PyReadonlyArray1<u8>,
-        key_index: PyReadonlyArray1<u32>,
-        offsets: PyReadonlyArray1<u64>,
-        lengths: PyReadonlyArray1<u64>,
-        counts: PyReadonlyArray1<u64>,
-        strides: PyReadonlyArray1<u64>,
-        writers: PyReadonlyArray1<u32>,
-        keys: Vec<String>,
-        shuffle: Option<(u64, u64, u64)>,
+        plan: &PyPlan,
         source: Option<PyReadonlyArray1<u8>>,
         mut sink: Option<PyReadwriteArray1<u8>>,
         until_ns: Option<u64>,
@@ -168,41 +159,26 @@ impl PyExecutor {
             return Err(error::invalid("time-based runs (until_ns) move payload data only"));
         }
         let contiguous = |e: numpy::AsSliceError| error::invalid(e.to_string());
-        let plan = plan_from(&ops, &key_index, &offsets, &lengths, &counts, &strides, &writers, &keys, shuffle)?;
         let data = match (&source, &mut sink) {
             (Some(_), Some(_)) => return Err(error::invalid("give a source or a sink, not both")),
             (Some(src), None) => exec::Data::Source(src.as_slice().map_err(contiguous)?),
             (None, Some(dst)) => exec::Data::Sink(dst.as_slice_mut().map_err(contiguous)?),
             (None, None) => exec::Data::Payload,
         };
-        self.lend(py, move |inner| inner.run(&plan, data, until_ns))
+        let plan = &plan.inner;
+        self.lend(py, move |inner| inner.run(plan, data, until_ns))
     }
 
     /// Start the plan on an engine thread and return at once (payload data only), so Python
     /// can work while it runs (training prefetches reads while it computes); wait() joins it.
     /// Until then every other call but `busy` raises RuntimeError.
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (ops, key_index, offsets, lengths, counts, strides, writers, keys, *, shuffle = None, until_ns = None))]
-    fn run_background(
-        &self,
-        ops: PyReadonlyArray1<u8>,
-        key_index: PyReadonlyArray1<u32>,
-        offsets: PyReadonlyArray1<u64>,
-        lengths: PyReadonlyArray1<u64>,
-        counts: PyReadonlyArray1<u64>,
-        strides: PyReadonlyArray1<u64>,
-        writers: PyReadonlyArray1<u32>,
-        keys: Vec<String>,
-        shuffle: Option<(u64, u64, u64)>,
-        until_ns: Option<u64>,
-    ) -> PyResult<()> {
-        let plan = plan_from(&ops, &key_index, &offsets, &lengths, &counts, &strides, &writers, &keys, shuffle)?;
-        // The rows are owned; the keys they index go with them to the engine thread.
-        let (rows, shuffle) = (plan.rows, plan.shuffle);
+    #[pyo3(signature = (plan, *, until_ns = None))]
+    fn run_background(&self, plan: &PyPlan, until_ns: Option<u64>) -> PyResult<()> {
+        // The plan is shared, not copied, with the engine thread.
+        let plan = Arc::clone(&plan.inner);
         let mut inner = self.take()?;
         let spawned = std::thread::Builder::new().name("hpcio-background".into()).spawn(move || {
             let _counted = schedstat::Counted;
-            let plan = plan::Plan { rows, keys: &keys, shuffle };
             inner.run(&plan, exec::Data::Payload, until_ns);
             inner
         });

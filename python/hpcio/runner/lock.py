@@ -191,7 +191,7 @@ def _read_object(target: Any) -> str | None:
         return None
     buffer = np.zeros(_RECORD_BYTES, np.uint8)
     executor = _engine.Executor(target, seed=0)
-    executor.run(*_one_transfer(Op.READ, Op.OPEN_READ).columns(), sink=buffer)
+    executor.run(_one_transfer(Op.READ, Op.OPEN_READ).for_engine(), sink=buffer)
     if executor.figures().errors:
         return None  # gone between the listing and the read
     return bytes(buffer).decode(errors="replace").strip()
@@ -202,7 +202,7 @@ def _write_object(target: Any, record: str) -> bool:
 
     data = np.frombuffer(record.ljust(_RECORD_BYTES)[:_RECORD_BYTES].encode(), np.uint8)
     executor = _engine.Executor(target, seed=0)
-    executor.run(*_one_transfer(Op.WRITE, Op.OPEN_WRITE).columns(), source=data)
+    executor.run(_one_transfer(Op.WRITE, Op.OPEN_WRITE).for_engine(), source=data)
     return not executor.figures().errors
 
 
