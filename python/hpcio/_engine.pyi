@@ -48,7 +48,9 @@ def debug_build() -> bool:
     """True when the engine was compiled without optimisations."""
 
 class Target:
-    """A storage target opened from a URL (file:///path, s3://, az://, gs://, memory://)."""
+    """A storage target opened from a URL (file:///path, s3://, az://, gs://, memory://, or
+    null:// / null://?delay=2ms: writes discarded, reads answered with the expected payload,
+    every request held for the delay)."""
 
     def __init__(
         self,
@@ -70,7 +72,7 @@ class Target:
     def warm(self, connections: int) -> int:
         """Object stores: open `connections` pooled connections before any phase is timed
         (concurrent HEADs of a name no run writes); how many the store answered. 0 for
-        POSIX and memory://."""
+        POSIX, memory:// and null://."""
     def payload_signing(self) -> str | None:
         """S3: 'unsigned payload' (the default over TLS) or 'payload signed (SHA-256)'."""
     def limits(self) -> dict[str, int | bool]:

@@ -259,6 +259,8 @@ def object_store(target: TargetSpec, environ: Mapping[str, str]) -> dict[str, An
         facts["credentials"] = f"{credentials[0][2]} ({credentials[1]})"
     elif target.kind == "memory":
         facts["credentials"] = "none needed (in this process)"
+    elif target.kind == "null":
+        facts["credentials"] = "none needed (nothing is stored)"
     else:
         facts["credentials"] = (
             "none found: a run is refused unless this is a VM of the provider (its metadata "

@@ -10,8 +10,17 @@ from urllib.parse import urlparse
 from hpcio.errors import SpecError
 
 #: URL scheme -> target kind, as the engine's scheme table names them.
-KINDS = {"file": "posix", "s3": "s3", "az": "azure", "gs": "gcs", "memory": "memory"}
-OBJECT_KINDS = ("s3", "azure", "gcs", "memory")
+KINDS = {
+    "file": "posix",
+    "s3": "s3",
+    "az": "azure",
+    "gs": "gcs",
+    "memory": "memory",
+    "null": "null",
+}
+#: Kinds with no file system behind them (no path, lock file, page cache or O_DIRECT); null://
+#: keeps nothing, and its N-1 writes are a shared upload that keeps no parts.
+OBJECT_KINDS = ("s3", "azure", "gcs", "memory", "null")
 
 #: Scheme -> (what the first part of the URL names, an example URL).
 _CONTAINERS = {
@@ -53,6 +62,17 @@ def check_container_name(scheme: str, name: str) -> None:
         raise SpecError(f"invalid {what} name '{name}' for {scheme}://: use {rule}")
 
 
+def _null_url(url: str, path: str, query: str) -> str:
+    """null:// or null://?delay=2ms (the engine's target/null.rs reads the delay); the delay
+    stays in the URL so that result documents show it."""
+    if path.strip("/") or (query and re.fullmatch(r"delay=\d+(\.\d+)?(ns|us|ms|s)", query) is None):
+        raise SpecError(
+            f"target '{url}': null:// takes only a per-operation delay, e.g. null://?delay=2ms "
+            "(units ns, us, ms, s)"
+        )
+    return f"null://?{query}" if query else "null://"
+
+
 @dataclass(frozen=True, slots=True)
 class TargetSpec:
     """Where a run's data goes. `options` may hold credentials: it is never printed or recorded."""
@@ -82,6 +102,8 @@ class TargetSpec:
             url = "file://" + parsed.path.rstrip("/") if parsed.path != "/" else "file:///"
         elif parsed.scheme == "memory":
             url = "memory://" + (parsed.netloc + parsed.path).strip("/")
+        elif parsed.scheme == "null":
+            url = _null_url(url, parsed.netloc + parsed.path, parsed.query)
         elif not parsed.netloc:
             what, example = _CONTAINERS[parsed.scheme]
             raise SpecError(f"target '{url}': name the {what}, e.g. {example}")
