@@ -52,3 +52,14 @@ def test_a_verified_run_passes_with_nothing_stored(hpcio, tmp_path, pattern, wri
         else:
             assert p["requests"]["read"] == 8
     assert list(tmp_path.iterdir()) == [out]  # nothing written beside the results
+
+
+def test_clean_finds_nothing_and_library_stores_are_refused(hpcio):
+    done = hpcio("clean", "--target", "null://")
+    assert done.returncode == 0, done.stderr
+    assert "0 of hpcio's objects under null://" in done.stdout
+    done = hpcio("run", "--workload", "volume", "--target", "null://")
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(
+        "volume writes through a library's own store: null:// has none"
+    )

@@ -94,7 +94,8 @@ def clean_up_after(
 
     for spec in {s.target.url: s for s in specs}.values():
         target = spec.target
-        if target.is_object_store and target.kind != "memory":
+        # memory:// and null:// make no upload a store could keep.
+        if target.is_object_store and target.kind not in ("memory", "null"):
             aborted = journal.abort_abandoned(target.url, target.options, job)
             if aborted:
                 print(f"hpcio: aborted {len(aborted)} incomplete upload(s) the job left on "
@@ -154,7 +155,7 @@ def clean_target(spec: TargetSpec, dry_run: bool = False) -> Leftovers:
         # A run's lock goes too: one a killed run left on an object store would block the next.
         keys = [k for k in target.list(OWN_PREFIX) if is_own_key(k) or k == LOCK_KEY]
         keys = _files_under(spec, keys)
-        if spec.is_object_store and spec.kind != "memory":
+        if spec.is_object_store and spec.kind not in ("memory", "null"):
             from hpcio.workloads.seismic.stores import keys_below
 
             keys += [k for k in keys_below(spec, OWN_PREFIX) if is_own_key(k)]

@@ -113,8 +113,9 @@ def check(run: RunSpec, name: str) -> None:
     if run.target.is_object_store and p.library != "zarr":
         raise SpecError(f"--library {p.library} writes files: give a file:// target, or use "
                         "--library zarr on an object store")  # fmt: skip
-    if run.target.kind == "memory":
-        raise SpecError(f"{name} writes through a library's own store: memory:// has none")
+    if run.target.kind in ("memory", "null"):
+        kind = run.target.kind
+        raise SpecError(f"{name} writes through a library's own store: {kind}:// has none")
     if run.direct:
         raise SpecError(f"--direct: {name} writes through {p.library}, from unaligned buffers")
     if p.chunk is not None:
