@@ -330,7 +330,7 @@ def engine_run(target_dir: Path) -> Callable[..., Any]:
             target, seed=seed, t0_ns=t0_ns, in_flight=in_flight, verify=verify
         )
         until_ns = None if seconds is None else t0_ns + int(seconds * 1e9)
-        executor.run(*plan.columns(), shuffle=plan.shuffle, until_ns=until_ns)
+        executor.run(plan.for_engine(), until_ns=until_ns)
         return executor.figures()
 
     return run

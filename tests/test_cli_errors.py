@@ -132,7 +132,8 @@ def refused(done, error_line):
         (
             (),
             {"target": "ftp://host/run1"},
-            "target 'ftp://host/run1': unknown scheme; supported: file://, s3://, az://, gs://, memory://",
+            "target 'ftp://host/run1': unknown scheme; supported: file://, s3://, az://, gs://, "
+            "memory://, null://",
         ),
     ],
 )

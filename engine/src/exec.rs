@@ -344,7 +344,7 @@ impl Executor {
             t0_ns: self.t0_ns,
             verify: self.verify,
             direct: self.direct,
-            keys: plan.keys,
+            keys: &plan.keys,
             key_hashes: plan.keys.iter().map(|k| key_hash(k)).collect(),
             handles: &handles,
             stop: &stop,
@@ -406,7 +406,7 @@ impl Executor {
                 handles.into_iter().map(|h| h.join().expect("I/O worker panicked")).collect()
             })
         };
-        let keys: Option<Arc<[String]>> = self.trace.as_ref().map(|_| Arc::from(plan.keys));
+        let keys: Option<Arc<[String]>> = self.trace.as_ref().map(|_| Arc::from(plan.keys.as_slice()));
         for (figures, rows) in results {
             self.figures.merge(figures);
             if let (Some(trace), Some(rows), Some(keys)) = (self.trace.as_mut(), rows, &keys) {
@@ -525,18 +525,25 @@ fn worker(
             },
             (Op::Read, None) if s.target.takes_bodies() => read_in_pieces(s, handle, stream, row, key),
             (Op::Read, None) => {
-                let b = buf.as_deref_mut().expect("payload reads have a buffer").scratch(len);
-                let r = timed(|| s.target.read_at(handle, row.offset, b));
+                let own = buf.as_deref_mut().expect("payload reads have a buffer");
+                // A generated read leaves the payload in the buffer, so the next one (or a
+                // write) only re-stamps it, as a lane's payload writes do.
+                let (b, held) = if s.target.generates_reads() {
+                    (own.buf.as_mut_slice(len), Some(&mut own.held))
+                } else {
+                    (own.scratch(len), None)
+                };
+                let r = read_into(s, handle, stream, row.offset, b, held);
                 r.and_then(|t| verified(s, stream, row, key, b).map(|()| t))
             }
             (Op::Read, Some(Slot::Into(dst))) => match buf.as_deref_mut().filter(|_| s.direct) {
                 Some(aligned) => {
                     let b = aligned.scratch(len);
-                    let r = timed(|| s.target.read_at(handle, row.offset, b));
+                    let r = read_into(s, handle, stream, row.offset, b, None);
                     dst.copy_from_slice(b);
                     r
                 }
-                None => timed(|| s.target.read_at(handle, row.offset, dst)),
+                None => read_into(s, handle, stream, row.offset, dst, None),
             },
             _ => Err(Failure::Io(std::io::Error::other("plan row does not match its data"))),
         };
@@ -611,6 +618,22 @@ fn timed(call: impl FnOnce() -> std::io::Result<()>) -> Result<Timing, Failure> 
     Ok(Timing { start_ns, end_ns, latency_ns: end_ns - start_ns })
 }
 
+/// The target's read into `buf`; where the target keeps no data (null://), the payload of
+/// `stream` is written where the read landed, as the target's answer (refilled in place when
+/// `held` says what the buffer holds).
+fn read_into(s: &Shared, handle: &Handle, stream: u64, offset: u64, buf: &mut [u8], held: Option<&mut Held>) -> Result<Timing, Failure> {
+    timed(|| {
+        s.target.read_at(handle, offset, buf)?;
+        if s.target.generates_reads() {
+            match held {
+                Some(held) => s.payload.refill(stream, offset, buf, held),
+                None => s.payload.fill(stream, offset, buf),
+            }
+        }
+        Ok(())
+    })
+}
+
 fn verified(s: &Shared, stream: u64, row: &Transfer, key: &str, buf: &[u8]) -> Result<(), Failure> {
     if !s.verify {
         return Ok(());
@@ -670,12 +693,12 @@ mod tests {
     }
 
     /// Open every file, BLOCKS transfers of each (the files take turns), close every file.
-    fn plan<'k>(keys: &'k [String], open: Op, transfer: Op) -> Plan<'k> {
+    fn plan(keys: &[String], open: Op, transfer: Op) -> Plan {
         let row = |op, key, count, length| Row { op, key, offset: 0, length, count, stride: BLOCK, writer: 0 };
         let mut rows: Vec<Row> = (0..FILES).map(|k| row(open, k, 1, 0)).collect();
         rows.extend((0..FILES).map(|k| row(transfer, k, BLOCKS, BLOCK)));
         rows.extend((0..FILES).map(|k| row(Op::Close, k, 1, 0)));
-        Plan { rows, keys, shuffle: None }
+        Plan { rows, keys: keys.to_vec(), shuffle: None }
     }
 
     fn target(url: &str) -> Arc<dyn Target> {
@@ -717,6 +740,41 @@ mod tests {
     #[test]
     fn a_plan_writes_then_reads_back_verified_on_memory() {
         write_then_verified_read("memory://exec");
+    }
+
+    #[test]
+    fn a_plan_writes_then_reads_back_verified_on_null() {
+        write_then_verified_read("null://");
+    }
+
+    #[test]
+    fn null_reads_verify_where_nothing_was_written_and_fill_a_callers_buffer() {
+        let _serial = serial();
+        let target = target("null://");
+        let keys = keys();
+        let read = run(&target, &plan(&keys, Op::OpenRead, Op::Read), 2, true, None);
+        assert_eq!((read.errors, read.bytes), (0, u64::from(FILES) * BLOCKS * BLOCK), "{:?}", read.first_errors);
+        // Read into a caller's buffer (read-and-scatter): it holds each file's payload, in plan order.
+        let one = Plan { rows: plan(&keys, Op::OpenRead, Op::Read).rows.into_iter().filter(|r| r.key == 1).collect(), keys: keys.clone(), shuffle: None };
+        let mut sink = vec![0u8; (BLOCKS * BLOCK) as usize];
+        let mut executor = Executor::new(target.clone(), 5, now_ns(), 1, false, false);
+        executor.run(&one, Data::Sink(&mut sink), None);
+        assert_eq!(executor.figures().errors, 0);
+        assert!(Payload::new(5).check(stream_id(0, "f1"), 0, &sink).is_none());
+    }
+
+    #[test]
+    fn a_null_delay_holds_every_transfer_at_least_that_long() {
+        let _serial = serial();
+        let target = target("null://?delay=2ms");
+        let keys = keys();
+        let written = run(&target, &plan(&keys, Op::OpenWrite, Op::Write), 2, false, None);
+        assert_eq!(written.errors, 0);
+        // A lower bound that sleep guarantees, whatever the load: no timing threshold above.
+        // (within the histogram's precision: 3 significant digits)
+        assert!(written.latency.min() >= 1_996_000, "{}", written.latency.min());
+        let (opened, closed) = (written.open.pair().unwrap(), written.close.pair().unwrap());
+        assert!(opened.1 - opened.0 >= 2_000_000 && closed.1 - closed.0 >= 2_000_000);
     }
 
     #[test]
@@ -812,7 +870,7 @@ mod tests {
             strides: &[0, 0, 8, 8, 0, 0],
             writers: &[0, 0, 2, 2, 0, 0],
         };
-        let plan = Plan::from_columns(&columns, &keys, None).unwrap();
+        let plan = Plan::from_columns(&columns, keys.clone(), None).unwrap();
         let hints = write_hints(&plan);
         assert_eq!((hints[0].writes, hints[0].part_bytes, hints[1].writes), (3, 8, 3));
         let ops: Vec<(u8, u32, u64)> = operations(&plan).unwrap().iter().map(|x| (x.op.code(), x.key, x.offset)).collect();
@@ -820,7 +878,7 @@ mod tests {
             ops,
             vec![(1, 0, 0), (1, 1, 0), (3, 0, 0), (3, 1, 0), (3, 0, 8), (3, 1, 8), (3, 0, 16), (3, 1, 16), (6, 0, 0), (6, 1, 0)]
         );
-        let shuffled = Plan::from_columns(&columns, &keys, Some((1, 0, 0))).unwrap();
+        let shuffled = Plan::from_columns(&columns, keys.clone(), Some((1, 0, 0))).unwrap();
         let mut moved: Vec<(u32, u64)> = operations(&shuffled).unwrap()[2..8].iter().map(|x| (x.key, x.offset)).collect();
         moved.sort_unstable();
         assert_eq!(moved, vec![(0, 0), (0, 8), (0, 16), (1, 0), (1, 8), (1, 16)]);
@@ -838,6 +896,6 @@ mod tests {
             strides: &[8],
             writers: &[0],
         };
-        assert!(Plan::from_columns(&columns, &keys, None).err().unwrap().contains("past the largest offset"));
+        assert!(Plan::from_columns(&columns, keys.clone(), None).err().unwrap().contains("past the largest offset"));
     }
 }

@@ -61,9 +61,9 @@ pub struct Row {
     pub writer: u32,
 }
 
-pub struct Plan<'a> {
+pub struct Plan {
     pub rows: Vec<Row>,
-    pub keys: &'a [String],
+    pub keys: Vec<String>,
     /// Seed of the random order of every batch of transfers; None: in order.
     pub shuffle: Option<u64>,
 }
@@ -79,9 +79,9 @@ pub struct Columns<'c> {
     pub writers: &'c [u32],
 }
 
-impl<'a> Plan<'a> {
+impl Plan {
     /// `shuffle`: (seed, rank, phase) of a random order, the same order for the same three.
-    pub fn from_columns(c: &Columns, keys: &'a [String], shuffle: Option<(u64, u64, u64)>) -> Result<Self, String> {
+    pub fn from_columns(c: &Columns, keys: Vec<String>, shuffle: Option<(u64, u64, u64)>) -> Result<Self, String> {
         let n = c.ops.len();
         let lengths = [c.key_index.len(), c.offsets.len(), c.lengths.len(), c.counts.len(), c.strides.len(), c.writers.len()];
         if lengths.iter().any(|&l| l != n) {

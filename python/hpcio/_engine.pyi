@@ -48,7 +48,9 @@ def debug_build() -> bool:
     """True when the engine was compiled without optimisations."""
 
 class Target:
-    """A storage target opened from a URL (file:///path, s3://, az://, gs://, memory://)."""
+    """A storage target opened from a URL (file:///path, s3://, az://, gs://, memory://, or
+    null:// / null://?delay=2ms: writes discarded, reads answered with the expected payload,
+    every request held for the delay)."""
 
     def __init__(
         self,
@@ -70,7 +72,7 @@ class Target:
     def warm(self, connections: int) -> int:
         """Object stores: open `connections` pooled connections before any phase is timed
         (concurrent HEADs of a name no run writes); how many the store answered. 0 for
-        POSIX and memory://."""
+        POSIX, memory:// and null://."""
     def payload_signing(self) -> str | None:
         """S3: 'unsigned payload' (the default over TLS) or 'payload signed (SHA-256)'."""
     def limits(self) -> dict[str, int | bool]:
@@ -133,6 +135,43 @@ class Figures:
         """Both together: spans widened, counts and requests added, histograms, timelines and
         series merged."""
 
+class Plan:
+    """One rank's plan as the engine runs it, checked and converted from its columns once
+    (workloads/plans.py Plan.for_engine): opens, fsyncs, closes and runs of `counts`
+    transfers, `strides` bytes apart. Immutable."""
+
+    def __init__(
+        self,
+        ops: npt.NDArray[np.uint8],
+        key_index: npt.NDArray[np.uint32],
+        offsets: npt.NDArray[np.uint64],
+        lengths: npt.NDArray[np.uint64],
+        counts: npt.NDArray[np.uint64],
+        strides: npt.NDArray[np.uint64],
+        writers: npt.NDArray[np.uint32],
+        keys: list[str],
+        *,
+        shuffle: tuple[int, int, int] | None = None,
+    ) -> None:
+        """`shuffle`: (seed, rank, phase) of a random order of each batch of transfers.
+        ValueError for columns of different lengths, an unknown op code, a key index out of
+        range or a run past the largest offset."""
+    def __len__(self) -> int:
+        """Rows, not transfers."""
+    @property
+    def keys(self) -> list[str]: ...
+    def operations(
+        self,
+    ) -> tuple[
+        npt.NDArray[np.uint8],
+        npt.NDArray[np.uint32],
+        npt.NDArray[np.uint64],
+        npt.NDArray[np.uint64],
+        npt.NDArray[np.uint32],
+    ]:
+        """(ops, key_index, offsets, lengths, writers): one row per operation in the order the
+        engine makes them; as long as the plan has transfers (tests, small plans)."""
+
 class Executor:
     """Runs plans for one rank in one phase; handles stay open between run() calls.
 
@@ -169,43 +208,22 @@ class Executor:
         """Abort a shared upload; the error text if that failed too."""
     def run(
         self,
-        ops: npt.NDArray[np.uint8],
-        key_index: npt.NDArray[np.uint32],
-        offsets: npt.NDArray[np.uint64],
-        lengths: npt.NDArray[np.uint64],
-        counts: npt.NDArray[np.uint64],
-        strides: npt.NDArray[np.uint64],
-        writers: npt.NDArray[np.uint32],
-        keys: list[str],
+        plan: Plan,
         *,
-        shuffle: tuple[int, int, int] | None = None,
         source: npt.NDArray[np.uint8] | None = None,
         sink: npt.NDArray[np.uint8] | None = None,
         until_ns: int | None = None,
     ) -> None:
-        """Execute every row with the GIL released; failures are recorded in figures().
+        """Execute every row of `plan` with the GIL released; failures are recorded in
+        figures().
 
-        A transfer row is a run of `counts` transfers, `strides` bytes apart (workloads/contract.py
-        Plan). `shuffle`: (seed, rank, phase) of a random order of each batch of transfers.
         With `until_ns` (on clock_ns's scale; payload data only), fio's time_based: each
         in-flight lane goes round its share of the transfers until one ends at or past it.
         """
-    def run_background(
-        self,
-        ops: npt.NDArray[np.uint8],
-        key_index: npt.NDArray[np.uint32],
-        offsets: npt.NDArray[np.uint64],
-        lengths: npt.NDArray[np.uint64],
-        counts: npt.NDArray[np.uint64],
-        strides: npt.NDArray[np.uint64],
-        writers: npt.NDArray[np.uint32],
-        keys: list[str],
-        *,
-        shuffle: tuple[int, int, int] | None = None,
-        until_ns: int | None = None,
-    ) -> None:
+    def run_background(self, plan: Plan, *, until_ns: int | None = None) -> None:
         """Start run()'s work on an engine thread and return at once (payload data only), so
-        Python can compute while it reads or writes; wait() joins it."""
+        Python can compute while it reads or writes; wait() joins it. The plan is shared with
+        that thread, not copied."""
     def wait(self) -> None:
         """Join the plan run_background started (at once if none), with the GIL released;
         cancel(True) stops it after its transfers in flight."""
@@ -255,27 +273,6 @@ class Recorder:
     def figures(self) -> Figures: ...
     def take_trace(self) -> TraceColumns | None:
         """The operations traced since the last call; None when not tracing."""
-
-def plan_operations(
-    ops: npt.NDArray[np.uint8],
-    key_index: npt.NDArray[np.uint32],
-    offsets: npt.NDArray[np.uint64],
-    lengths: npt.NDArray[np.uint64],
-    counts: npt.NDArray[np.uint64],
-    strides: npt.NDArray[np.uint64],
-    writers: npt.NDArray[np.uint32],
-    keys: list[str],
-    *,
-    shuffle: tuple[int, int, int] | None = None,
-) -> tuple[
-    npt.NDArray[np.uint8],
-    npt.NDArray[np.uint32],
-    npt.NDArray[np.uint64],
-    npt.NDArray[np.uint64],
-    npt.NDArray[np.uint32],
-]:
-    """(ops, key_index, offsets, lengths, writers): one row per operation in the order the
-    engine makes them; as long as the plan has transfers (tests, small plans)."""
 
 def histogram_merge(parts: list[bytes]) -> bytes:
     """Merge HdrHistogram V2 encodings into one (exact: counts add)."""

@@ -76,6 +76,22 @@ class TargetKind:
     store_class: str | None = None
     #: What the URL's first part names; None: a file path (file://) or a bare name (memory://).
     container: Container | None = None
+    #: What it is given is kept for a later read; False (null://): nothing is, so there is
+    #: nothing to lock, abort or clean.
+    keeps: bool = True
+    #: For a kind with no storage behind it: what its figures measure (said in every document).
+    measures: str = ""
+    #: For a kind that needs no credentials: why.
+    no_credentials: str = ""
+    #: What may follow `scheme://` (a pattern) and the words refusing anything else; None: a
+    #: path or a container and prefix, as the row's other fields say.
+    url_rest: tuple[str, str] | None = None
+
+    @property
+    def lasting(self) -> bool:
+        """Its objects outlive the process that wrote them: runs lock it, and a failed run's
+        uploads and objects must be cleaned up."""
+        return self.keeps and not self.in_process
 
 
 _S3_NAME = (
@@ -153,12 +169,25 @@ _ROWS = (
         store_class="GCSStore",
         container=Container("bucket", "gs://bucket/prefix", *_GCS_NAME, max_plain_length=63),
     ),
-    # The null:// row (the engine's test double: writes discarded, reads generated) goes here
-    # once the engine has the kind: TargetKind("null", "null", object_store=True,
-    # in_process=True, pricing_class="s3-like", uploads="parts").
     TargetKind(
         "memory", "memory", object_store=True, in_process=True, pricing_class="s3-like",
         uploads="parts",
+        measures="memory:// keeps objects in this process (object_store's in-memory store): no "
+        "storage or network behind it, but costs of its own (an upload in parts is assembled "
+        "at its close; reads return the stored bytes without a copy); null:// measures hpcio's "
+        "own work alone",
+        no_credentials="none needed (in this process)",
+    ),
+    # The engine's test double and ceiling (engine/src/target/null.rs): writes discarded, reads
+    # answered with the expected payload; no part limits (it keeps no parts).
+    TargetKind(
+        "null", "null", object_store=True, pricing_class="s3-like", uploads="parts", keeps=False,
+        measures="null:// keeps nothing: writes are discarded and reads answered with the "
+        "expected data, so the figures measure hpcio's own work (and any ?delay= per operation)",
+        no_credentials="none needed (nothing is stored)",
+        url_rest=(r"(\?delay=\d+(\.\d+)?(ns|us|ms|s))?",
+                  "null:// takes only a per-operation delay, e.g. null://?delay=2ms "
+                  "(units ns, us, ms, s)"),
     ),
 )  # fmt: skip
 

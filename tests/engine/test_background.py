@@ -49,17 +49,17 @@ def written(target_dir):
 def test_returns_at_once_refuses_other_calls_and_wait_joins(executor, target_dir):
     plan = write_plan()
     executor.start(_engine.clock_ns())
-    executor.run_background(*plan.columns(), until_ns=_engine.clock_ns() + HOUR_NS)
+    executor.run_background(plan.for_engine(), until_ns=_engine.clock_ns() + HOUR_NS)
     assert executor.busy  # an hour's plan cannot have ended
     for call in (
         executor.figures,
         lambda: executor.start(0),
-        lambda: executor.run(*plan.columns()),
+        lambda: executor.run(plan.for_engine()),
     ):
         with pytest.raises(RuntimeError, match="Executor is busy: a plan runs in the background"):
             call()
     with pytest.raises(RuntimeError, match="busy"):
-        executor.run_background(*plan.columns())
+        executor.run_background(plan.for_engine())
     until(written(target_dir))
     _engine.cancel(True)
     try:
@@ -74,12 +74,12 @@ def test_returns_at_once_refuses_other_calls_and_wait_joins(executor, target_dir
 
 def test_the_figures_are_those_of_the_same_plan_run_in_the_foreground(target_dir, executor):
     plan = write_plan()
-    executor.run_background(*plan.columns())
+    executor.run_background(plan.for_engine())
     executor.wait()
     executor.wait()  # nothing runs: returns at once
     background = executor.figures()
     foreground = _engine.Executor(_engine.Target(f"file://{target_dir}"), seed=1)
-    foreground.run(*plan.columns())
+    foreground.run(plan.for_engine())
     expected = foreground.figures()
     for field in ("bytes", "ops", "errors", "requests"):
         assert getattr(background, field) == getattr(expected, field), field
@@ -87,7 +87,7 @@ def test_the_figures_are_those_of_the_same_plan_run_in_the_foreground(target_dir
 
 
 def test_a_plan_that_ended_needs_no_wait(executor):
-    executor.run_background(*write_plan().columns())
+    executor.run_background(write_plan().for_engine())
     until(lambda: not executor.busy)
     assert executor.figures().ops == 16
 
@@ -95,7 +95,7 @@ def test_a_plan_that_ended_needs_no_wait(executor):
 def test_a_bad_plan_is_refused_before_it_starts(executor):
     ops, key_index, *rest, keys = write_plan().columns()
     with pytest.raises(ValueError, match="key index 2 out of range"):
-        executor.run_background(ops, key_index + 2, *rest, keys)
+        executor.run_background(_engine.Plan(ops, key_index + 2, *rest, keys))
     assert not executor.busy
     assert executor.figures().ops == 0
 
@@ -104,8 +104,9 @@ def test_a_run_in_another_thread_makes_it_busy_too(executor, target_dir):
     """The GIL is free while run() works in one thread; a call from another is refused,
     not queued behind it."""
     plan = write_plan()
+    until_ns = _engine.clock_ns() + HOUR_NS
     runner = threading.Thread(
-        target=executor.run, args=plan.columns(), kwargs={"until_ns": _engine.clock_ns() + HOUR_NS}
+        target=executor.run, args=(plan.for_engine(),), kwargs={"until_ns": until_ns}
     )
     runner.start()
     try:
@@ -128,7 +129,7 @@ def test_wait_under_wait_for_gives_way_to_an_interrupt(executor, target_dir):
         os.kill(os.getpid(), signal.SIGINT)
 
     handlers = interrupts.install()
-    executor.run_background(*write_plan().columns(), until_ns=_engine.clock_ns() + HOUR_NS)
+    executor.run_background(write_plan().for_engine(), until_ns=_engine.clock_ns() + HOUR_NS)
     interrupter = threading.Thread(target=interrupt_once_writing)
     try:
         with pytest.raises(interrupts.Interrupted):

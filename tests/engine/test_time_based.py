@@ -52,7 +52,7 @@ def test_time_based_runs_refuse_caller_buffers(target_dir):
     executor = _engine.Executor(_engine.Target(f"file://{target_dir}"), seed=1)
     source = np.zeros(FILES * BLOCKS * 4 * KiB, np.uint8)
     with pytest.raises(ValueError, match="payload data only"):
-        executor.run(*plan.columns(), source=source, until_ns=1)
+        executor.run(plan.for_engine(), source=source, until_ns=1)
 
 
 @pytest.mark.parametrize("in_flight", [1, 4])

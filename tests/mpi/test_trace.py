@@ -115,7 +115,7 @@ def test_a_training_run_s_trace_has_every_sample_read(hpcio, tmp_path, read_docu
 def test_a_trace_is_its_plan_per_rank(hpcio, file_url, target_dir, tmp_path, read_documents,
                                       pattern, random):  # fmt: skip
     """2 ranks, a shared file in order and a file each in random order: each rank's trace
-    holds its plans' operations, every one (engine.plan_operations expands them as the
+    holds its plans' operations, every one (_engine.Plan.operations expands them as the
     engine runs them), nothing more."""
     from hpcio import _engine
     from hpcio.workloads.contract import Phase

@@ -184,7 +184,8 @@ def test_target_rejects_unknown_schemes(url):
     with pytest.raises(SpecError) as caught:
         TargetSpec.from_url(url)
     assert str(caught.value) == (
-        f"target '{url}': unknown scheme; supported: file://, s3://, az://, gs://, memory://"
+        f"target '{url}': unknown scheme; supported: file://, s3://, az://, gs://, memory://, "
+        "null://"
     )
 
 

@@ -2,6 +2,7 @@
 
 pub mod credentials;
 pub mod http;
+pub mod null;
 pub mod object;
 pub mod posix;
 pub mod uploads;
@@ -71,6 +72,8 @@ pub enum Handle {
     Multipart { key: String, upload: Arc<Upload>, shared: bool },
     /// An object being read.
     Get { key: String },
+    /// A null:// file or object: nothing behind it.
+    Nothing,
 }
 
 pub trait Target: Send + Sync + Debug {
@@ -94,6 +97,12 @@ pub trait Target: Send + Sync + Debug {
     /// How request bodies are authenticated, where the store has a choice (S3).
     fn payload_signing(&self) -> Option<&'static str> {
         None
+    }
+    /// Whether the target keeps no data and answers every read with the payload the plan
+    /// expects (null://): the executor writes those bytes where the read lands, as part of the
+    /// read, since only it knows whose data the range holds.
+    fn generates_reads(&self) -> bool {
+        false
     }
     /// Fill all of `buf` from `offset`; a short read is an error.
     fn read_at(&self, handle: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<()>;
@@ -160,6 +169,7 @@ pub struct OpenOptions {
 pub fn open_target(url: &str, options: &OpenOptions) -> Result<Arc<dyn Target>, String> {
     match url.split_once("://") {
         Some(("file", path)) => Ok(Arc::new(posix::PosixTarget::new(path, options.direct)?)),
+        Some(("null", rest)) => Ok(Arc::new(null::NullTarget::new(rest)?)),
         Some((scheme @ ("s3" | "az" | "gs" | "memory"), rest)) => {
             Ok(Arc::new(object::ObjectTarget::new(scheme, rest, options)?))
         }

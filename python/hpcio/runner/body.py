@@ -36,7 +36,7 @@ class _Background:
         self.joined = True
 
     def start(self, plan: Plan) -> None:
-        self.executor.run_background(*plan.columns(), shuffle=plan.shuffle)
+        self.executor.run_background(plan.for_engine())
         self.joined = False
 
     def wait(self) -> None:
@@ -124,8 +124,9 @@ class BodyContext:
             trace_limit=self._trace_room,
         )
         executor.start(self._t0_ns)
+        engine_plan = plan.for_engine()
         interrupts.wait_for(
-            lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, source=source),
+            lambda: executor.run(engine_plan, source=source),
             settle=True,
         )
         self._written.append(executor.figures())

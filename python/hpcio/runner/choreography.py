@@ -59,8 +59,9 @@ def _feed(
     source: np.ndarray | None = None,
     sink: np.ndarray | None = None,
 ) -> None:
+    engine_plan = plan.for_engine()
     interrupts.wait_for(
-        lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, source=source, sink=sink),
+        lambda: executor.run(engine_plan, source=source, sink=sink),
         settle=True,
     )
 

@@ -96,7 +96,7 @@ def clean_up_after(
 
     for spec in {s.target.url: s for s in specs}.values():
         target = spec.target
-        if target.is_object_store and not target.in_process:
+        if target.is_object_store and target.traits.lasting:
             aborted = journal.abort_abandoned(target.url, target.options, job)
             if aborted:
                 print(f"hpcio: aborted {len(aborted)} incomplete upload(s) the job left on "
@@ -156,7 +156,7 @@ def clean_target(spec: TargetSpec, dry_run: bool = False) -> Leftovers:
         # A run's lock goes too: one a killed run left on an object store would block the next.
         keys = [k for k in target.list(OWN_PREFIX) if is_own_key(k) or k == LOCK_KEY]
         keys = _files_under(spec, keys)
-        if spec.is_object_store and not spec.in_process:
+        if spec.is_object_store and spec.traits.lasting:
             from hpcio.workloads.seismic.stores import keys_below
 
             keys += [k for k in keys_below(spec, OWN_PREFIX) if is_own_key(k)]

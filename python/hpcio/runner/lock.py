@@ -47,8 +47,8 @@ def hold(run: RunSpec) -> None:
     Raises:
         TargetError: another live run holds it (its host, pid and start are named).
     """
-    if run.target.in_process:
-        return  # objects that live and die with this one process
+    if not run.target.traits.lasting:
+        return  # objects that live and die with this one process, or none kept at all
     if run.target.is_object_store:
         _hold_object(run)
         return
@@ -193,7 +193,7 @@ def _read_object(target: Any) -> str | None:
         return None
     buffer = np.zeros(_RECORD_BYTES, np.uint8)
     executor = _engine.Executor(target, seed=0)
-    executor.run(*_one_transfer(Op.READ, Op.OPEN_READ).columns(), sink=buffer)
+    executor.run(_one_transfer(Op.READ, Op.OPEN_READ).for_engine(), sink=buffer)
     if executor.figures().errors:
         return None  # gone between the listing and the read
     return bytes(buffer).decode(errors="replace").strip()
@@ -204,7 +204,7 @@ def _write_object(target: Any, record: str) -> bool:
 
     data = np.frombuffer(record.ljust(_RECORD_BYTES)[:_RECORD_BYTES].encode(), np.uint8)
     executor = _engine.Executor(target, seed=0)
-    executor.run(*_one_transfer(Op.WRITE, Op.OPEN_WRITE).columns(), source=data)
+    executor.run(_one_transfer(Op.WRITE, Op.OPEN_WRITE).for_engine(), source=data)
     return not executor.figures().errors
 
 

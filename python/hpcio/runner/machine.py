@@ -226,8 +226,8 @@ def object_store(target: TargetSpec, environ: Mapping[str, str]) -> dict[str, An
     credentials = first(traits.credentials)
     if credentials is not None:
         facts["credentials"] = f"{credentials[0].means} ({credentials[1]})"
-    elif traits.in_process:
-        facts["credentials"] = "none needed (in this process)"
+    elif traits.no_credentials:
+        facts["credentials"] = traits.no_credentials
     else:
         facts["credentials"] = (
             "none found: a run is refused unless this is a VM of the provider (its metadata "

@@ -165,12 +165,8 @@ def read_warnings(
 
 
 def _object_store_record(run: RunSpec, facts: CacheFacts, ram_bytes: int) -> CacheRecord:
-    if run.target.in_process:
-        notes = (
-            f"{run.target.traits.scheme}:// keeps objects in this process: the figures measure "
-            "hpcio's own "
-            "overhead, with no storage or network behind it",
-        )
+    if run.target.traits.measures:
+        notes = (run.target.traits.measures,)
     else:
         notes = (
             "object store: no client-side cache; every read is a GET from the store, "

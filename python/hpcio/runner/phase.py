@@ -115,6 +115,7 @@ def _run_body(stage: Stage, phase: Phase) -> RankFigures:
     executor = _executor(
         target, run, plan.largest_transfer, lanes(body.in_flight, plan.largest_batch), tracer
     )
+    engine_plan = plan.for_engine()
     world.barrier()
     clock = CpuClock()
     t0_ns = _engine.clock_ns()
@@ -122,7 +123,7 @@ def _run_body(stage: Stage, phase: Phase) -> RankFigures:
     # fio's time_based: the engine's lanes go round their transfers until the deadline.
     until_ns = None if body.until_s is None else t0_ns + int(body.until_s * 1e9)
     interrupts.wait_for(
-        lambda: executor.run(*plan.columns(), shuffle=plan.shuffle, until_ns=until_ns),
+        lambda: executor.run(engine_plan, until_ns=until_ns),
         settle=True,
     )
     figures = RankFigures.from_engine(who, executor.figures(), cpu=clock.stop())

@@ -26,6 +26,17 @@ def check_container_name(container: Container, scheme: str, name: str) -> None:
         )
 
 
+def _null_url(url: str, path: str, query: str) -> str:
+    """null:// or null://?delay=2ms (the engine's target/null.rs reads the delay); the delay
+    stays in the URL so that result documents show it."""
+    if path.strip("/") or (query and re.fullmatch(r"delay=\d+(\.\d+)?(ns|us|ms|s)", query) is None):
+        raise SpecError(
+            f"target '{url}': null:// takes only a per-operation delay, e.g. null://?delay=2ms "
+            "(units ns, us, ms, s)"
+        )
+    return f"null://?{query}" if query else "null://"
+
+
 @dataclass(frozen=True, slots=True)
 class TargetSpec:
     """Where a run's data goes. `options` may hold credentials: it is never printed or recorded."""
@@ -57,6 +68,13 @@ class TargetSpec:
                 )
             path = parsed.path.rstrip("/") if parsed.path != "/" else "/"
             url = f"{row.scheme}://{path}"
+        elif row.url_rest is not None:
+            pattern, words = row.url_rest
+            rest = (parsed.netloc + parsed.path).strip("/")
+            rest += f"?{parsed.query}" if parsed.query else ""
+            if re.fullmatch(pattern, rest) is None:
+                raise SpecError(f"target '{url}': {words}")
+            url = f"{row.scheme}://{rest}"
         elif row.container is None:
             url = f"{row.scheme}://" + (parsed.netloc + parsed.path).strip("/")
         elif not parsed.netloc:

@@ -64,7 +64,7 @@ class Plan:
         )
 
     def columns(self) -> tuple:
-        """The engine's positional arguments (Executor.run, plan_operations)."""
+        """The columns and keys, in the order _engine.Plan takes them."""
         return (
             self.ops,
             self.key_index,
@@ -75,6 +75,11 @@ class Plan:
             self.writers,
             list(self.keys),
         )
+
+    def for_engine(self) -> _engine.Plan:
+        """The plan as the engine runs it (Executor.run, run_background): checked and converted
+        once, so build it before a phase's clock starts."""
+        return _engine.Plan(*self.columns(), shuffle=self.shuffle)
 
     @property
     def _moving(self) -> np.ndarray:
@@ -105,9 +110,7 @@ class Plan:
     def per_transfer(self) -> Plan:
         """The same plan with one row per operation, in the order the engine makes them (before
         lanes share them out): for tests and small plans, as it is as long as the transfers."""
-        ops, key_index, offsets, lengths, writers = _engine.plan_operations(
-            *self.columns(), shuffle=self.shuffle
-        )
+        ops, key_index, offsets, lengths, writers = self.for_engine().operations()
         ones = np.ones(len(ops), np.uint64)
         return Plan(ops, key_index, offsets, lengths, ones, lengths.copy(), writers, self.keys)
 

@@ -1,0 +1,126 @@
+//! The Python class Figures: what a rank did in a phase.
+
+use crate::{figures, histogram};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::collections::BTreeMap;
+
+/// What a rank did in a phase, from a plan (Executor.figures) or from Python's own calls
+/// (Recorder.figures): the same fields either way. Times are ns since the phase's t0.
+#[pyclass(name = "Figures", module = "hpcio._engine", frozen)]
+pub struct PyFigures {
+    pub(crate) inner: figures::Figures,
+}
+
+#[pymethods]
+impl PyFigures {
+    /// (earliest start, latest end) of the opens, or None when nothing was opened.
+    #[getter]
+    fn open_ns(&self) -> Option<(u64, u64)> {
+        self.inner.open.pair()
+    }
+
+    #[getter]
+    fn transfer_ns(&self) -> Option<(u64, u64)> {
+        self.inner.transfer.pair()
+    }
+
+    /// Of the fsyncs, closes and upload completions.
+    #[getter]
+    fn close_ns(&self) -> Option<(u64, u64)> {
+        self.inner.close.pair()
+    }
+
+    #[getter]
+    fn bytes(&self) -> u64 {
+        self.inner.bytes
+    }
+
+    #[getter]
+    fn ops(&self) -> u64 {
+        self.inner.ops
+    }
+
+    #[getter]
+    fn errors(&self) -> u64 {
+        self.inner.errors
+    }
+
+    #[getter]
+    fn first_errors(&self) -> Vec<String> {
+        self.inner.first_errors.clone()
+    }
+
+    /// The transfers' latencies, an HdrHistogram in V2 encoding.
+    #[getter]
+    fn latency_hdr<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &histogram::encode(&self.inner.latency))
+    }
+
+    #[getter]
+    fn timeline_width_ns(&self) -> u64 {
+        self.inner.timeline.width_ns
+    }
+
+    /// Bytes completed in each bucket of `timeline_width_ns` from t0.
+    #[getter]
+    fn timeline_bytes(&self) -> Vec<u64> {
+        self.inner.timeline.buckets.clone()
+    }
+
+    #[getter]
+    fn latency_series_width_ns(&self) -> u64 {
+        self.inner.latency_series.width_ns
+    }
+
+    /// (interval, latency bucket top in ns, operations), sorted.
+    #[getter]
+    fn latency_series(&self) -> Vec<(u64, u64, u64)> {
+        self.inner.latency_series.triples()
+    }
+
+    /// Storage requests by kind (REQUEST_KINDS), those issued only.
+    #[getter]
+    fn requests(&self) -> BTreeMap<&'static str, u64> {
+        self.inner.requests.named().collect()
+    }
+
+    #[getter]
+    fn throttled(&self) -> u64 {
+        self.inner.requests.throttled
+    }
+
+    #[getter]
+    fn retried(&self) -> u64 {
+        self.inner.requests.retried
+    }
+
+    /// Object-store requests that failed, by cause (STORE_FAILURES: a 429 or 5xx status, a
+    /// timeout, a refused or dropped connection), non-zero ones only; each attempt counts.
+    #[getter]
+    fn store_failures(&self) -> BTreeMap<&'static str, u64> {
+        self.inner.requests.failed().collect()
+    }
+
+    /// The figures of both together (a phase's plan and what its Python body recorded):
+    /// spans widened, counts and requests added, histograms, timelines and series merged.
+    fn merged(&self, other: &PyFigures) -> PyFigures {
+        let mut inner = self.inner.clone();
+        inner.merge(other.inner.clone());
+        PyFigures { inner }
+    }
+
+    fn __repr__(&self) -> String {
+        let f = &self.inner;
+        let span = |s: &figures::Span| s.pair().map_or("None".to_string(), |(a, b)| format!("({a}, {b})"));
+        format!(
+            "Figures(bytes={}, ops={}, errors={}, open_ns={}, transfer_ns={}, close_ns={})",
+            f.bytes,
+            f.ops,
+            f.errors,
+            span(&f.open),
+            span(&f.transfer),
+            span(&f.close)
+        )
+    }
+}

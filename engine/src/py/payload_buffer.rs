@@ -1,0 +1,54 @@
+//! The Python class PayloadBuffer: a Python body's write buffer, refilled as the engine's lanes refill theirs.
+
+use crate::{error, payload};
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::prelude::*;
+use std::sync::Arc;
+
+/// A write buffer of a Python body's own I/O calls, filled with the payload of each transfer
+/// as the engine's lanes fill theirs: when it already holds the pool bytes of the transfer's
+/// position and length (1 MiB transfers at 1 MiB offsets, in any file), only the stamps are
+/// rewritten, one word per 4 KiB instead of every byte. Python sees it only through `view`,
+/// which is read-only, so nothing but `fill` writes into it.
+#[pyclass(name = "PayloadBuffer", module = "hpcio._engine")]
+pub struct PyPayloadBuffer {
+    payload: Arc<payload::Payload>,
+    buffer: Py<PyArray1<u8>>,
+    view: Py<PyAny>,
+    held: payload::Held,
+}
+
+#[pymethods]
+impl PyPayloadBuffer {
+    #[new]
+    fn new(py: Python<'_>, seed: u64, capacity: usize) -> PyResult<Self> {
+        let buffer = PyArray1::<u8>::zeros(py, capacity, false);
+        let view = buffer.call_method0("view")?;
+        view.getattr("flags")?.setattr("writeable", false)?;
+        Ok(Self {
+            payload: payload::for_seed(seed),
+            buffer: buffer.unbind(),
+            view: view.unbind(),
+            held: payload::Held::default(),
+        })
+    }
+
+    /// The whole buffer, read-only; after `fill`, `view[:length]` is the transfer's data.
+    #[getter]
+    fn view(&self, py: Python<'_>) -> Py<PyAny> {
+        self.view.clone_ref(py)
+    }
+
+    /// Make the first `length` bytes `writer`'s payload of `key` from `offset`.
+    fn fill(&mut self, py: Python<'_>, writer: u32, key: &str, offset: u64, length: usize) -> PyResult<()> {
+        let mut array = self.buffer.bind(py).readwrite();
+        let slice = array.as_slice_mut().map_err(|e| error::invalid(e.to_string()))?;
+        let Some(dst) = slice.get_mut(..length) else {
+            return Err(error::invalid(format!("{length} bytes do not fit the buffer's {}", slice.len())));
+        };
+        let stream = payload::stream_id(writer, key);
+        self.payload.refill(stream, offset, dst, &mut self.held);
+        Ok(())
+    }
+}
+
