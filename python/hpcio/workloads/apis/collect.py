@@ -5,6 +5,7 @@ reads) the current one, so it holds two pieces, never the file, as the engine's 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any
 
@@ -63,24 +64,46 @@ def _collector(collect: CollectBody, layout: Layout, phase: Phase, context: Cont
             size=collect.file_bytes, chunk=layout.chunk_bytes, collective=False,
         )  # fmt: skip
         recorder.record("open", start, clock(), file=collect.key)
+    except library.Error as e:
+        info.Free()
+        _refuse_pieces(collect, pieces, buffers, reader_of, writing, comm)
+        raise OSError(f"{layout.api} {collect.key}: {e}") from None
+    try:
         if writing:
-            _collect_and_write(collect, pieces, buffers, opened, context, comm)
+            _collect_and_write(collect, pieces, buffers, opened, context, comm, library.Error)
             if any(op == Op.SYNC for op in collect.plan.ops.tolist()):
                 start = clock()
                 opened.sync()
                 recorder.record("sync", start, clock(), file=collect.key)
         else:
-            _read_and_scatter(collect, pieces, buffers, reader_of, opened, context, comm)
+            _read_and_scatter(
+                collect, pieces, buffers, reader_of, opened, context, comm, library.Error
+            )
         start = clock()
         opened.close()
         recorder.record("close", start, clock(), file=collect.key)
     except library.Error as e:
+        with contextlib.suppress(library.Error):
+            # Left open, the library would close it after MPI has finalized.
+            getattr(opened, "abandon", opened.close)()
         raise OSError(f"{layout.api} {collect.key}: {e}") from None
     finally:
         info.Free()
 
 
-def _collect_and_write(collect, pieces, buffers, opened, context: Context, comm) -> None:
+def _refuse_pieces(collect, pieces, buffers, reader_of, writing: bool, comm) -> None:
+    """Receive (writing) or send (reading: zeros, which a verifying reader finds wrong) every
+    remote piece of `pieces` without the library, so that no rank is left blocked in a send or
+    a receive (or writing into a freed buffer) once the collector has failed."""
+    for writer, _, length in pieces:
+        if writing and writer != collect.collector:
+            comm.Recv(buffers[0][:length], source=writer, tag=_TAG)
+        elif not writing and reader_of[writer] != collect.collector:
+            buffers[0][:length] = 0
+            comm.Send(buffers[0][:length], dest=reader_of[writer], tag=_TAG)
+
+
+def _collect_and_write(collect, pieces, buffers, opened, context: Context, comm, errors) -> None:
     """Receive the next remote piece into one buffer while the other is written; the
     collector's own pieces are made in a third."""
     run, recorder, clock = context.run, context.recorder, _engine.clock_ns
@@ -106,11 +129,20 @@ def _collect_and_write(collect, pieces, buffers, opened, context: Context, comm)
             receive_next()  # into the other buffer, while this one is written
             data = buffer_of[k][:length]
         start = clock()
-        opened.write(offset, data)
+        try:
+            opened.write(offset, data)
+        except errors:
+            for pending in receiving.values():
+                pending.Wait()
+            rest = [pieces[k] for k in upcoming]
+            _refuse_pieces(collect, rest, buffers, {}, True, comm)
+            raise
         recorder.record("write", start, clock(), length, file=collect.key, offset=offset)
 
 
-def _read_and_scatter(collect, pieces, buffers, reader_of, opened, context: Context, comm) -> None:
+def _read_and_scatter(
+    collect, pieces, buffers, reader_of, opened, context: Context, comm, errors
+) -> None:
     """Read the next piece into one buffer while the other is on its way to its reader."""
     recorder, clock = context.recorder, _engine.clock_ns
     sending: list[Any] = [None, None]
@@ -122,7 +154,14 @@ def _read_and_scatter(collect, pieces, buffers, reader_of, opened, context: Cont
             sending[slot] = None
         start = clock()
         # The bytes read: the buffer, or an array of the library's own (netcdf).
-        data = opened.read(offset, buffers[slot][:length])
+        try:
+            data = opened.read(offset, buffers[slot][:length])
+        except errors:
+            for pending in sending:
+                if pending is not None:
+                    pending[0].Wait()
+            _refuse_pieces(collect, pieces[k:], buffers, reader_of, False, comm)
+            raise
         recorder.record("read", start, clock(), length, file=collect.key, offset=offset)
         if reader_of[writer] == collect.collector:
             if context.run.verify:
