@@ -198,8 +198,14 @@ def dxt_operations(report, module: str) -> Operations | None:
             columns["op"].append(np.full(count, op, dtype=object))
             columns["offset"].append(segments["offset"].to_numpy(dtype=np.int64))
             columns["length"].append(segments["length"].to_numpy(dtype=np.int64))
-            columns["start_ns"].append(seconds_to_ns(segments["start_time"].to_numpy()))
-            columns["end_ns"].append(seconds_to_ns(segments["end_time"].to_numpy()))
+            times = [segments[k].to_numpy(dtype=np.float64) for k in ("start_time", "end_time")]
+            if not all(np.isfinite(t).all() and (t >= 0).all() for t in times):
+                raise TraceError(
+                    f"a damaged Darshan log: {module} segments of rank {record['rank']} have "
+                    "times that are not times (negative or not a number)"
+                )
+            columns["start_ns"].append(seconds_to_ns(times[0]))
+            columns["end_ns"].append(seconds_to_ns(times[1]))
     if not columns["rank"]:
         return None
     return build(*(np.concatenate(columns[name]) for name in COLUMNS))
