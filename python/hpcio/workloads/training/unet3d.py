@@ -191,6 +191,19 @@ class Unet3dDatagen(_Unet3dBase):
     summary = "writes unet3d's data set once: one npz sample per file or object, timed"
     own_phases = (Phase.WRITE,)
 
+    def validate(self, run: RunSpec) -> None:
+        super().validate(run)
+        # A data set that unet3d on the same ranks (at its default --batch) would refuse is
+        # refused here, before its samples are written.
+        batch = TrainParams().batch
+        needed = 2 * batch * run.ranks
+        if run.params.samples < needed:
+            raise SpecError(
+                f"--samples {run.params.samples}: unet3d on {run.ranks} rank(s) needs {needed} "
+                f"or more (two steps of --batch {batch} per rank: AU leaves the first out); "
+                f"give --samples {needed} or more"
+            )
+
     def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
         return PythonBody(loader.generate)
 
@@ -220,6 +233,11 @@ class Unet3d(_Unet3dBase):
 
     def validate(self, run: RunSpec) -> None:
         super().validate(run)
+        if run.keep:
+            raise SpecError(
+                "--keep: unet3d only reads the data set, which stays as datagen left it; "
+                "drop --keep"
+            )
         p = run.params
         one_batch = p.batch * run.ranks
         if p.samples < one_batch:
