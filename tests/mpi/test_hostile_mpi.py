@@ -20,7 +20,7 @@ def only_line(done) -> str:
     [
         ("mpiio", "MPI_ERR_NO_SUCH_FILE"),
         ("hdf5", "Unable to open file"),
-        ("netcdf", "hpcio-shared.dat"),
+        ("netcdf", "no such file or directory"),
         ("pnetcdf", "does not exist"),
     ],
 )

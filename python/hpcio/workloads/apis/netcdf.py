@@ -52,6 +52,9 @@ def open_file(
 ) -> NetcdfFile:  # fmt: skip
     import netCDF4
 
+    if not create and not os.path.exists(path):
+        # netCDF4 in parallel mode says "[Errno 9] Bad file descriptor" for a missing file.
+        raise FileNotFoundError("no such file or directory")
     handle = netCDF4.Dataset(
         path, "w" if create else "r", parallel=True, comm=comm, info=info, format="NETCDF4"
     )
