@@ -79,3 +79,12 @@ def test_hostile_invocation_is_refused_cleanly(
     assert _snapshot(tmp_path) == before, "the refused command left or changed files"
     assert not os.path.exists(places["O"])
     assert _children() <= children, "the refused command left a process"
+
+
+def test_the_catalogue_covers_every_command_with_300_cases():
+    from hostile_cases import count
+    from hpcio import cli
+
+    counted = count()
+    assert sum(counted.values()) >= 300
+    assert set(counted) == set(cli.COMMANDS)
