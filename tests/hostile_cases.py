@@ -123,7 +123,7 @@ CASES: dict[str, list[tuple[str, ...]]] = {
         ("train", "unet3d", "--target", FT, "--direct", "--transfer", "1000"),
         ("train", "unet3d", "--target", "ftp://x"),
         ("train", "unet3d", "--target", ""),
-        ("train", "datagen", "--target", FT, "--samples", "14", "-n", "2"),
+        ("train", "datagen", "--target", FT, "--samples", "3", "-n", "2"),
         ("train", "datagen", "--target", FT, "--samples", "0"),
         ("train", "datagen", "--target", FT, "--samples", "abc"),
         ("train", "datagen", "--target", FT, "--in-flight", "0"),

@@ -193,15 +193,16 @@ class Unet3dDatagen(_Unet3dBase):
 
     def validate(self, run: RunSpec) -> None:
         super().validate(run)
-        # A data set that unet3d on the same ranks (at its default --batch) would refuse is
-        # refused here, before its samples are written.
-        batch = TrainParams().batch
-        needed = 2 * batch * run.ranks
+        # A data set that unet3d on the same ranks refuses at every --batch (two steps of one
+        # sample per rank, AU leaving the first out) is refused before it is written. One that
+        # only the default --batch refuses is not: training it with a smaller batch is usual.
+        needed = 2 * run.ranks
         if run.params.samples < needed:
             raise SpecError(
                 f"--samples {run.params.samples}: unet3d on {run.ranks} rank(s) needs {needed} "
-                f"or more (two steps of --batch {batch} per rank: AU leaves the first out); "
-                f"give --samples {needed} or more"
+                f"or more even at --batch 1 (two steps per rank: AU leaves the first out), and "
+                f"{2 * TrainParams().batch * run.ranks} at its default --batch "
+                f"{TrainParams().batch}"
             )
 
     def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
