@@ -32,7 +32,8 @@ def one_line(done) -> str:
 @pytest.mark.parametrize(
     ("log", "size", "says"),
     [
-        (DXT_JAVA, 100, "not a Darshan log (no Darshan header)"),
+        (DXT_JAVA, 10, "(no Darshan header)"),
+        (DXT_JAVA, 100, "its header alone is"),
         (DXT_JAVA, 1024, "its file names end at byte"),
         (DXT_JAVA, 3 * 1024, "its file names end at byte"),
         (DXT_JAVA, 8 * 1024, "POSIX, STDIO, DXT_POSIX sections end at byte"),

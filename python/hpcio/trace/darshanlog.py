@@ -100,8 +100,12 @@ def check_whole(path: Path) -> None:
     size = path.stat().st_size
     with open(path, "rb") as log:
         header = log.read(_HEADER_BYTES)
-    if len(header) < _HEADER_BYTES or struct.unpack_from("<q", header, 8)[0] != _MAGIC:
+    if len(header) < 16 or struct.unpack_from("<q", header, 8)[0] != _MAGIC:
         raise TraceError(f"{path}: not a Darshan log (no Darshan header)")
+    if len(header) < _HEADER_BYTES:
+        raise TraceError(
+            f"{path}: the log is cut short ({size} bytes; its header alone is {_HEADER_BYTES})"
+        )
     name_end = sum(struct.unpack_from("<QQ", header, _MAPS_AT))
     if name_end > size:
         raise TraceError(
