@@ -97,7 +97,7 @@ def test_gaps_none_waits_for_nothing(hpcio, target_dir, file_url, tmp_path):
     [
         (("/nonexistent/app.darshan",), "/nonexistent/app.darshan: no such file"),
         (("{bad}",), "bad.darshan: not a Darshan log or an hpcio trace (no Darshan header)"),
-        (("{cut}",), "cut.darshan: not a readable Darshan log"),
+        (("{cut}",), "cut.darshan: the log is cut short (200 bytes; its header alone is"),
         (("{empty}",), "no trace files"),
         (("{noposix}",), "noposix.darshan: the log has neither DXT segments nor POSIX counters"),
         (("{dxt}", "-n", "17"), "-n 17: the application ran 16 rank(s); replay it with -n 16"),

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import servers
 from hpcio.runner import machine
 from hpcio.spec.target import TargetSpec
 
@@ -67,6 +68,8 @@ def test_a_missing_directory_is_said(tmp_path, hpcio_process):
     }  # fmt: skip
     done = hpcio_process("env", "--target", f"file://{tmp_path}/nowhere")
     assert f"target      file://{tmp_path}/nowhere: no such directory" in done.stdout
+    assert done.returncode == 2
+    assert done.stderr == f"hpcio: error: target file://{tmp_path}/nowhere: no such directory\n"
 
 
 def test_software_without_probing_starts_nothing_and_names_versions():
@@ -97,10 +100,15 @@ def test_hpcio_env_as_json(hpcio_process, tmp_path):
 
 
 def test_hpcio_env_never_prints_a_credential(hpcio_process):
+    # env checks the target: an endpoint on 127.0.0.1 where nothing listens keeps the check
+    # off the network, and its refusal is said (exit 2) without the secret.
+    closed = f"http://127.0.0.1:{servers.free_port()}"
     done = hpcio_process("env", "--target", "s3://bucket/p", "--store-option",
                          f"aws_secret_access_key={SECRET}", "--store-option",
-                         f"aws_access_key_id={SECRET}")  # fmt: skip
-    assert done.returncode == 0, done.stderr
+                         f"aws_access_key_id={SECRET}", "--store-option", f"endpoint={closed}",
+                         "--store-option", "allow_http=true")  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert f"endpoint      {closed}" in done.stdout
     assert SECRET not in done.stdout + done.stderr
     assert "credentials   access key (--store-option aws_access_key_id)" in done.stdout
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hpcio.commands.run import add_store_option_argument, store_options
+from hpcio.errors import SpecError, TargetError
 from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes
 
@@ -25,14 +26,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="text (default) or one JSON object on stdout")  # fmt: skip
 
 
+#: object_store's other names for the settings `env` reports (its config keys' aliases), so a
+#: `--store-option endpoint=...` is the endpoint described and checked.
+_ALIASES = {
+    "s3": {"endpoint": "aws_endpoint", "endpoint_url": "aws_endpoint",
+           "aws_endpoint_url": "aws_endpoint", "access_key_id": "aws_access_key_id",
+           "skip_signature": "aws_skip_signature"},
+    "azure": {"endpoint": "azure_storage_endpoint", "use_emulator": "azure_storage_use_emulator",
+              "account_key": "azure_storage_account_key"},
+    "gcs": {"base_url": "google_base_url", "service_account": "google_service_account"},
+}  # fmt: skip
+#: A check of the target answers within this, not after a run's minutes of retries.
+_CHECK_OPTIONS = {"timeout": "10s", "connect_timeout": "5s", "max_retries": "0"}
+
+
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from hpcio.runner import machine, pagecache
 
-    target = (
-        TargetSpec.from_url(args.target, **store_options(args.store_option))
-        if args.target
-        else None
-    )
+    if args.target is not None and not args.target.strip():
+        raise SpecError("--target is empty: give a URL, e.g. --target file:///scratch/me")
+    target = None
+    if args.target:
+        target = TargetSpec.from_url(args.target, **store_options(args.store_option))
+        aliases = _ALIASES.get(target.kind, {})
+        target = TargetSpec.from_url(
+            args.target, **{aliases.get(k.lower(), k): v for k, v in target.options.items()}
+        )
     facts: dict[str, Any] = {
         "software": machine.software(),
         "node": {
@@ -41,13 +60,42 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
             "memory_bytes": pagecache.node_ram_bytes(),
         },
     }
+    problem = None
     if target is not None:
         facts["target"] = machine.storage(target)
+        problem = usable(target)
+        facts["target"]["problem"] = problem
     if args.format == "json":
         print(json.dumps(facts, indent=2))
     else:
         print("\n".join(text_lines(facts)))
+    if problem is not None:
+        raise TargetError(f"target {target.url}: {problem}")  # type: ignore[union-attr]
     return 0
+
+
+def usable(target: TargetSpec) -> str | None:
+    """Why a run could not use `target` (one line: a missing directory, a missing bucket,
+    rejected credentials, an endpoint that does not answer), or None. Reads only: a listing
+    or a stat, within seconds."""
+    from hpcio import _engine
+
+    if not target.is_object_store:
+        if not os.path.exists(target.path):
+            return "no such directory"
+        if not os.path.isdir(target.path):
+            return "not a directory"
+        if not os.access(target.path, os.W_OK | os.X_OK):
+            return "not writable by this user"
+        return None
+    options = {**_CHECK_OPTIONS, **target.options}
+    try:
+        _engine.Target(target.url, options=options).probe(write=False)
+    except OSError as e:
+        return str(e.strerror or e)
+    except ValueError as e:
+        return str(e)
+    return None
 
 
 def text_lines(facts: dict[str, Any]) -> list[str]:

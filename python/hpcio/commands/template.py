@@ -43,7 +43,9 @@ def _job_arguments(parser: argparse.ArgumentParser, kind: str) -> None:
     parser.add_argument(
         "--tasks-per-node", type=int, required=True, help="MPI ranks on each node (slots)"
     )
-    parser.add_argument("--time", default="01:00:00", help="time limit, HH:MM:SS (01:00:00)")
+    parser.add_argument(
+        "--time", default="01:00:00", help="time limit, HH:MM:SS or D-HH:MM:SS (01:00:00)"
+    )
     parser.add_argument("--job-name", default="hpcio", help="the job's name (hpcio)")
     if kind != "k8s":
         flag, what = ("--partition", "partition") if kind == "slurm" else ("--queue", "queue")

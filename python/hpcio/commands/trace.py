@@ -4,7 +4,9 @@ directory), as a table or JSON, with --plots its heat map and offset scatters.""
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from hpcio.errors import SpecError
 
@@ -41,6 +43,8 @@ def show(rows: list, title: str, args: argparse.Namespace, ops=None) -> None:
     """Print rows as --json or a table; draw --plots from ops (where there are any)."""
     from hpcio.trace import summary
 
+    if args.plots:
+        plots_directory(args.plots)
     if args.json:
         print(summary.to_json(rows))
     else:
@@ -54,3 +58,21 @@ def show(rows: list, title: str, args: argparse.Namespace, ops=None) -> None:
         for path in plots.draw(ops, args.plots):
             if not args.json:
                 print(f"wrote {path}")
+
+
+def plots_directory(path: str) -> Path:
+    """The --plots directory, made if missing, before anything is printed.
+
+    Raises:
+        SpecError: `path` is a file, or cannot be made (a read-only or virtual file system).
+    """
+    directory = Path(path)
+    if directory.exists() and not directory.is_dir():
+        raise SpecError(f"--plots {path} is a file: give a directory for the plots")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SpecError(f"--plots {path}: cannot make the directory: {e.strerror or e}") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise SpecError(f"--plots {path}: the directory is not writable by this user")
+    return directory

@@ -10,7 +10,7 @@ import re
 import shlex
 from typing import Any
 
-from hpcio.jobs.model import Job, Step
+from hpcio.jobs.model import Job, Step, seconds
 
 #: The manifests `hpcio template k8s --api` renders.
 APIS = ("mpijob", "jobset")
@@ -43,7 +43,7 @@ def _mpijob(job: Job, image: str, volume: dict, mounts: list) -> dict:
             "slotsPerWorker": job.tasks_per_node,
             "runPolicy": {
                 "cleanPodPolicy": "Running",
-                "activeDeadlineSeconds": _seconds(job.time),
+                "activeDeadlineSeconds": seconds(job.time),
             },
             "mpiImplementation": "OpenMPI",
             "mpiReplicaSpecs": {
@@ -70,7 +70,7 @@ def _jobset(job: Job, image: str, volume: dict, mounts: list) -> dict:
         container = _container(name, image, command, mounts, cpus)
         spec: dict[str, Any] = {"parallelism": pods, "completions": pods, "backoffLimit": 0}
         if name == "launcher":
-            spec["activeDeadlineSeconds"] = _seconds(job.time)
+            spec["activeDeadlineSeconds"] = seconds(job.time)
         spec["template"] = {"spec": {"restartPolicy": "Never", "containers": [container],
                                      "volumes": [volume]}}  # fmt: skip
         return {"name": name, "replicas": 1, "template": {"spec": spec}}
@@ -112,11 +112,6 @@ def _script(launches: list[list[str]], first: str = "") -> str:
 
 def _lines(launches: list[list[str]]) -> str:
     return "".join(shlex.join(words) + "\n" for words in launches)
-
-
-def _seconds(time: str) -> int:
-    hours, minutes, seconds = (int(part) for part in time.split(":"))
-    return hours * 3600 + minutes * 60 + seconds
 
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")

@@ -9,8 +9,26 @@ from dataclasses import dataclass
 
 from hpcio.errors import SpecError
 
-#: Slurm's and PBS's common form of a time limit.
-_TIME = re.compile(r"^(\d+):([0-5]\d):([0-5]\d)$")
+#: A time limit: HH:MM:SS (Slurm's, PBS's), or Slurm's D-HH:MM:SS.
+_TIME = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]\d):([0-5]\d)$")
+#: A partition, queue or account name as schedulers take them: it is written into a
+#: directive line, so nothing a shell or the scheduler's parser would read otherwise.
+_SITE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}")
+
+
+def seconds(time: str) -> int:
+    """Seconds of a time limit already checked by Job.check (HH:MM:SS or D-HH:MM:SS)."""
+    found = _TIME.match(time)
+    if found is None:
+        raise SpecError(f"--time takes HH:MM:SS or D-HH:MM:SS (e.g. 00:30:00), got '{time}'")
+    days, hours, minutes, secs = (int(part or 0) for part in found.groups())
+    return ((days * 24 + hours) * 60 + minutes) * 60 + secs
+
+
+def hours_minutes_seconds(time: str) -> str:
+    """A time limit as HH:MM:SS (hours past 24 when it has days), the form PBS takes."""
+    total = seconds(time)
+    return f"{total // 3600:02d}:{total // 60 % 60:02d}:{total % 60:02d}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,8 +43,8 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """A batch job: `nodes` x `tasks_per_node` slots for `time` (HH:MM:SS), its launches
-    (`steps`, in order) and where rank 0 appends the result documents (`results`)."""
+    """A batch job: `nodes` x `tasks_per_node` slots for `time` (HH:MM:SS or D-HH:MM:SS), its
+    launches (`steps`, in order) and where rank 0 appends the result documents (`results`)."""
 
     name: str
     nodes: int
@@ -48,15 +66,22 @@ class Job:
         """This job, if it can be submitted as described.
 
         Raises:
-            SpecError: no nodes or tasks, a time limit not in HH:MM:SS, a bad job name, or a
-                step that needs more ranks (or more per node) than the job has.
+            SpecError: no nodes or tasks, a time limit not in HH:MM:SS (or D-HH:MM:SS) or of
+                no time, a bad job name, partition or account, or a step that needs more ranks
+                (or more per node) than the job has.
         """
         if self.nodes < 1:
             raise SpecError(f"--nodes must be at least 1, got {self.nodes}")
         if self.tasks_per_node < 1:
             raise SpecError(f"--tasks-per-node must be at least 1, got {self.tasks_per_node}")
-        if not _TIME.match(self.time):
-            raise SpecError(f"--time takes HH:MM:SS (e.g. 00:30:00), got '{self.time}'")
+        if seconds(self.time) == 0:
+            raise SpecError(f"--time {self.time} gives the job no time: e.g. --time 00:30:00")
+        for flag, name in (("--partition/--queue", self.partition), ("--account", self.account)):
+            if name is not None and not _SITE_NAME.fullmatch(name):
+                raise SpecError(
+                    f"{flag} '{name}': use letters, digits and '_', '.', '-', '@' (at most 64 "
+                    "characters), as the scheduler names it"
+                )
         if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,50}[a-z0-9])?", self.name):
             raise SpecError(
                 f"--job-name '{self.name}': use lower-case letters, digits and '-' (a Kubernetes "

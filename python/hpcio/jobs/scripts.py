@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import shlex
 
-from hpcio.jobs.model import Job, Step
+from hpcio.jobs.model import Job, Step, hours_minutes_seconds
 
 #: The launchers a Slurm job may start its ranks with.
 SLURM_LAUNCHERS = ("srun", "mpiexec")
@@ -45,7 +45,7 @@ def pbs(job: Job) -> str:
         f"# {_about(job)}",
         f"#PBS -N {job.name}",
         f"#PBS -l {select}",
-        f"#PBS -l walltime={job.time}",
+        f"#PBS -l walltime={hours_minutes_seconds(job.time)}",
         "#PBS -j oe",
         *_site_directives(
             "#PBS", {"-q ": ("QUEUE", job.partition), "-A ": ("ACCOUNT", job.account)}

@@ -1,10 +1,16 @@
-"""Opening a Darshan log through pydarshan (the optional `darshan` wheel)."""
+"""Opening a Darshan log through pydarshan (the optional `darshan` wheel), once the log has
+been found whole: darshan-util's C library crashes the process (SIGSEGV) on some damaged logs,
+raises from pandas on others, and reads a log cut inside its DXT section as one without DXT."""
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import os
+import signal
+import struct
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +36,7 @@ def open_log(log_path: str | os.PathLike):
         raise TraceError(MISSING) from None
     if path.stat().st_size == 0:
         raise TraceError(f"{path}: empty file, not a Darshan log")
+    check_whole(path)
     with _quiet_stderr():
         try:
             return darshan.DarshanReport(str(path), read_all=True)
@@ -53,3 +60,104 @@ def _quiet_stderr() -> Iterator[None]:
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+#: darshan-logutils.h: struct darshan_header: version string (8 bytes), magic number (int64),
+#: compression type (1 byte, padded), partial flag (uint32), then the name map and one map per
+#: module, each {uint64 offset, uint64 length}. Logs of every version hpcio reads have at least
+#: 16 module maps (DARSHAN_MAX_MODS).
+_MAGIC = 6567223
+_MAPS_AT = 24
+_MODULE_MAPS = 16
+_HEADER_BYTES = _MAPS_AT + 16 * (1 + _MODULE_MAPS)
+#: The child that reads the log first: its modules' section lengths (darshan-util renumbers an
+#: old log's modules, so they are matched to the header's sections by length), then every
+#: record (the read that may crash); it prints the modules as JSON.
+_READER = """
+import json, sys
+import darshan
+from darshan.backend import cffi_backend as backend
+log = backend.log_open(sys.argv[1])
+modules = {name: about["len"] for name, about in backend.log_get_modules(log).items()}
+backend.log_close(log)
+print(json.dumps(modules), flush=True)
+report = darshan.DarshanReport(sys.argv[1], read_all=True)
+for records in report.records.values():
+    records.to_df()
+"""
+#: Seconds the child may take to read a log (pydarshan reads a large DXT log in seconds).
+_READ_TIMEOUT_S = 600
+
+
+def check_whole(path: Path) -> None:
+    """Refuse a damaged log before pydarshan reads it in hpcio's process: a header that is not
+    Darshan's, a section that the file ends inside (named, DXT's included), or a log that
+    darshan-util cannot read without failing or crashing (tried in a child process).
+
+    Raises:
+        TraceError: one line naming the log and what is wrong with it.
+    """
+    size = path.stat().st_size
+    with open(path, "rb") as log:
+        header = log.read(_HEADER_BYTES)
+    if len(header) < 16 or struct.unpack_from("<q", header, 8)[0] != _MAGIC:
+        raise TraceError(f"{path}: not a Darshan log (no Darshan header)")
+    if len(header) < _HEADER_BYTES:
+        raise TraceError(
+            f"{path}: the log is cut short ({size} bytes; its header alone is {_HEADER_BYTES})"
+        )
+    name_end = sum(struct.unpack_from("<QQ", header, _MAPS_AT))
+    if name_end > size:
+        raise TraceError(
+            f"{path}: the log is cut short ({size} bytes; its file names end at byte {name_end})"
+        )
+    cut = {
+        length: offset + length
+        for index in range(_MODULE_MAPS)
+        for offset, length in [struct.unpack_from("<QQ", header, _MAPS_AT + 16 * (1 + index))]
+        if length and offset + length > size
+    }
+    modules, readable = _read_in_child(path)
+    if cut:
+        names = [name for name, length in modules.items() if length in cut] or ["a module's"]
+        end = max(cut.values())
+        lost = ", ".join(names) + (" sections end" if len(names) > 1 else " section ends")
+        counters = (
+            ": replaying or summarising its counters alone would be another workload"
+            if all(name.startswith("DXT") for name in names)
+            else ""
+        )
+        raise TraceError(
+            f"{path}: the log is cut short ({size} bytes; its {lost} at byte {end})"
+            f"{counters}; use the whole log"
+        )
+    if not readable:
+        raise TraceError(f"{path}: a damaged Darshan log (pydarshan cannot read its records)")
+
+
+def _read_in_child(path: Path) -> tuple[dict[str, int], bool]:
+    """The log's modules (name -> section bytes), and whether a child process read every
+    record."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _READER, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=_READ_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise TraceError(
+            f"{path}: pydarshan did not finish reading it in {_READ_TIMEOUT_S} s"
+        ) from None
+    first = done.stdout.partition("\n")[0]
+    if done.returncode < 0:
+        name = signal.Signals(-done.returncode).name
+        raise TraceError(f"{path}: a damaged Darshan log (darshan-util's reader died of {name})")
+    if done.returncode != 0 and not first:
+        raise TraceError(f"{path}: not a readable Darshan log")
+    try:
+        modules = json.loads(first)
+    except ValueError:
+        raise TraceError(f"{path}: not a readable Darshan log") from None
+    return {str(k): int(v) for k, v in modules.items()}, done.returncode == 0

@@ -128,13 +128,22 @@ def write_columns(
 def load(path: str | os.PathLike) -> Operations:
     """An hpcio trace: one rank's file, or a directory of them (searched recursively).
 
-    Raises: TraceError for a missing path, a directory without trace files, or a file that
+    Raises: TraceError for a missing path, a directory without trace files, a directory with
+    the traces of several runs (one application's ranks would be two jobs'), or a file that
     is not an hpcio trace."""
     where = Path(path)
     if where.is_dir():
         found = sorted(where.rglob(f"rank-*{SUFFIX}"))
         if not found:
             raise TraceError(f"{where}: no trace files (rank-NNNNN{SUFFIX}) in this directory")
+        runs = sorted({one.parent for one in found})
+        if len(runs) > 1:
+            named = ", ".join(str(run.relative_to(where)) or "." for run in runs[:4])
+            more = f" and {len(runs) - 4} more" if len(runs) > 4 else ""
+            raise TraceError(
+                f"{where} holds the traces of {len(runs)} runs ({named}{more}): give one run's "
+                f"directory, e.g. {runs[0]}"
+            )
         return concat([load_file(one) for one in found])
     if not where.exists():
         raise TraceError(f"{where}: no such file or directory")
@@ -198,8 +207,14 @@ def dxt_operations(report, module: str) -> Operations | None:
             columns["op"].append(np.full(count, op, dtype=object))
             columns["offset"].append(segments["offset"].to_numpy(dtype=np.int64))
             columns["length"].append(segments["length"].to_numpy(dtype=np.int64))
-            columns["start_ns"].append(seconds_to_ns(segments["start_time"].to_numpy()))
-            columns["end_ns"].append(seconds_to_ns(segments["end_time"].to_numpy()))
+            times = [segments[k].to_numpy(dtype=np.float64) for k in ("start_time", "end_time")]
+            if not all(np.isfinite(t).all() and (t >= 0).all() for t in times):
+                raise TraceError(
+                    f"a damaged Darshan log: {module} segments of rank {record['rank']} have "
+                    "times that are not times (negative or not a number)"
+                )
+            columns["start_ns"].append(seconds_to_ns(times[0]))
+            columns["end_ns"].append(seconds_to_ns(times[1]))
     if not columns["rank"]:
         return None
     return build(*(np.concatenate(columns[name]) for name in COLUMNS))

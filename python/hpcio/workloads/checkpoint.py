@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from hpcio.errors import SpecError
 from hpcio.units import format_bytes
+from hpcio.workloads.limits import check_limits
 from hpcio.workloads.patterns.mfmw import Mfmw
 
 if TYPE_CHECKING:
@@ -69,6 +70,22 @@ class CheckpointWorkload(Mfmw):
                 f"shape), one shard each; run it with -n {self.model.ranks}, not {run.ranks} "
                 "(--scale makes the shards smaller, not fewer)"
             )
+        if run.target.is_object_store and run.writes:
+            self._check_parts(run)
+
+    def _check_parts(self, run: RunSpec) -> None:
+        """The store's part limits, said in checkpoint's own flag: a shard's parts are its
+        transfers (--transfer; checkpoint has no --part-size)."""
+        from hpcio import _engine
+
+        try:
+            limits = _engine.Target(run.target.url, options=dict(run.target.options)).limits()
+        except (OSError, ValueError):
+            return  # a target that cannot be opened is refused, and said, when the run probes it
+        try:
+            check_limits(run.target.kind, self.objects_written(run), limits)
+        except SpecError as e:
+            raise SpecError(str(e).replace("--part-size", "--transfer")) from None
 
     def label(self, settings: dict[str, Any]) -> str:
         phases = settings.get("phases") or ()
@@ -92,10 +109,13 @@ def shard_bytes(model: Model, scale: int, transfer: int) -> tuple[int, int]:
     transfer no larger than the shard (a shard of one transfer is a single PUT).
 
     Raises:
-        SpecError: a scale below 1 or one that leaves less than 1 MiB per shard.
+        SpecError: a scale below 1 or one that leaves less than 1 MiB per shard; a transfer
+            below 1 byte.
     """
     if scale < 1:
         raise SpecError(f"--scale must be at least 1, got {scale}")
+    if transfer < 1:
+        raise SpecError(f"--transfer must be at least 1 byte, got {transfer}")
     shard = model.checkpoint_bytes // model.ranks // scale // MiB * MiB
     if shard < MiB:
         raise SpecError(

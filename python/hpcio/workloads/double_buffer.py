@@ -45,13 +45,23 @@ def collect_and_write(
             receiving[k] = receive(buffer_of[k][:length], writer)
 
     receive_next()
-    for k, (writer, offset, length) in enumerate(pieces):
-        if writer == collector:
-            write(writer, offset, length, None)
-            continue
-        receiving.pop(k).wait()
-        receive_next()  # the other buffer's write has finished: it can take the next piece
-        write(writer, offset, length, buffer_of[k][:length])
+    try:
+        for k, (writer, offset, length) in enumerate(pieces):
+            if writer == collector:
+                write(writer, offset, length, None)
+                continue
+            receiving.pop(k).wait()
+            receive_next()  # the other buffer's write has finished: it can take the next piece
+            write(writer, offset, length, buffer_of[k][:length])
+    except Exception:
+        # A failed write (a full disk) must not leave a writer blocked in its send: take what
+        # is on its way and every piece still to come, then fail.
+        for request in receiving.values():
+            request.wait()
+        for k in upcoming:
+            writer, _, length = pieces[k]
+            receive(buffers[0][:length], writer).wait()
+        raise
 
 
 def read_and_scatter(
@@ -79,7 +89,11 @@ def read_and_scatter(
         if previous is not None:
             previous.wait()
             sending[slot] = None
-        data = read(writer, offset, length, buffers[slot][:length])
+        try:
+            data = read(writer, offset, length, buffers[slot][:length])
+        except Exception:
+            _send_zeros(pieces[k:], collector, buffers, reader_of, send, sending)
+            raise
         if reader_of[writer] == collector:
             keep(data, writer, offset)
         else:
@@ -87,3 +101,23 @@ def read_and_scatter(
     for request in sending:
         if request is not None:
             request.wait()
+
+
+def _send_zeros(
+    pieces: Pieces,
+    collector: int,
+    buffers: tuple[np.ndarray, np.ndarray],
+    reader_of: dict[int, int],
+    send: Callable[[np.ndarray, int], Waitable],
+    sending: list[Waitable | None],
+) -> None:
+    """After a failed read, give every reader still waiting its pieces as zeros (which a
+    verifying reader finds wrong), so that no rank is left blocked in a receive."""
+    for request in sending:
+        if request is not None:
+            request.wait()
+    zeros = buffers[0]
+    zeros[:] = 0
+    for writer, _, length in pieces:
+        if reader_of[writer] != collector:
+            send(zeros[:length], reader_of[writer]).wait()

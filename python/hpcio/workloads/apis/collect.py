@@ -5,6 +5,7 @@ reads) the current one, so it holds two pieces, never the file, as the engine's 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any
 
@@ -63,6 +64,11 @@ def _collector(collect: CollectBody, layout: Layout, phase: Phase, context: Cont
             size=collect.file_bytes, chunk=layout.chunk_bytes, collective=False,
         )  # fmt: skip
         recorder.record("open", start, clock(), file=collect.key)
+    except library.Error as e:
+        info.Free()
+        _refuse_pieces(collect, pieces, buffers, reader_of, writing, comm)
+        raise OSError(f"{layout.api} {collect.key}: {e}") from None
+    try:
         if writing:
             _collect_and_write(collect, pieces, buffers, opened, context, comm)
             if any(op == Op.SYNC for op in collect.plan.ops.tolist()):
@@ -75,9 +81,24 @@ def _collector(collect: CollectBody, layout: Layout, phase: Phase, context: Cont
         opened.close()
         recorder.record("close", start, clock(), file=collect.key)
     except library.Error as e:
+        with contextlib.suppress(library.Error):
+            # Left open, the library would close it after MPI has finalized.
+            getattr(opened, "abandon", opened.close)()
         raise OSError(f"{layout.api} {collect.key}: {e}") from None
     finally:
         info.Free()
+
+
+def _refuse_pieces(collect, pieces, buffers, reader_of, writing: bool, comm) -> None:
+    """Receive (writing) or send (reading: zeros, which a verifying reader finds wrong) every
+    remote piece of `pieces` without the library, so that no rank is left blocked in a send or
+    a receive (or writing into a freed buffer) once the collector has failed."""
+    for writer, _, length in pieces:
+        if writing and writer != collect.collector:
+            comm.Recv(buffers[0][:length], source=writer, tag=_TAG)
+        elif not writing and reader_of[writer] != collect.collector:
+            buffers[0][:length] = 0
+            comm.Send(buffers[0][:length], dest=reader_of[writer], tag=_TAG)
 
 
 class _Request:
@@ -91,7 +112,8 @@ class _Request:
 
 
 def _collect_and_write(collect, pieces, buffers, opened, context: Context, comm) -> None:
-    """The collector's own pieces are made in a third buffer."""
+    """The collector's own pieces are made in a third buffer; double_buffer receives what a
+    failed write leaves, so no rank is left blocked in its send."""
     run, recorder, clock = context.run, context.recorder, _engine.clock_ns
     own = _engine.PayloadBuffer(run.seed, len(buffers[0]))
 

@@ -5,6 +5,8 @@ contiguous dataset or a chunked one (--chunk-size). The dataset is made without 
 
 from __future__ import annotations
 
+import contextlib
+import os
 from typing import Any
 
 import numpy as np
@@ -12,6 +14,8 @@ import numpy as np
 from hpcio.workloads.apis.library_walk import VARIABLE
 
 Error = (OSError, RuntimeError, ValueError)
+#: The buffer of a call that moves nothing: h5py wants one element behind the empty selection.
+_ONE = np.zeros(1, np.uint8)
 
 
 def available() -> str | None:
@@ -40,14 +44,15 @@ def open_file(
         )
     else:
         dataset = handle[VARIABLE]
-    return Hdf5File(handle, dataset, collective)
+    return Hdf5File(handle, dataset, collective, path if create else None)
 
 
 class Hdf5File:
-    def __init__(self, handle: Any, dataset: Any, collective: bool) -> None:
+    def __init__(self, handle: Any, dataset: Any, collective: bool, path: str | None) -> None:
         import h5py
 
-        self._handle = handle
+        #: `path`: the file this run created (None for a file opened to read, kept or not).
+        self._handle, self._path = handle, path
         self._id = dataset.id
         self._space = self._id.get_space()
         self._transfer = h5py.h5p.create(h5py.h5p.DATASET_XFER)
@@ -60,17 +65,24 @@ class Hdf5File:
 
         memory = self._memory.get(length)
         if memory is None:
-            memory = self._memory[length] = h5py.h5s.create_simple((length,))
-        self._space.select_hyperslab((offset,), (length,))
+            # Nothing to move (a collective call made after this rank's error, so the others
+            # are not left waiting): HDF5 selects none rather than an empty hyperslab.
+            memory = self._memory[length] = h5py.h5s.create_simple((max(length, 1),))
+            if not length:
+                memory.select_none()
+        if length:
+            self._space.select_hyperslab((offset,), (length,))
+        else:
+            self._space.select_none()
         return memory, self._space
 
     def write(self, offset: int, data: np.ndarray) -> None:
         memory, file = self._spaces(offset, len(data))
-        self._id.write(memory, file, data, dxpl=self._transfer)
+        self._id.write(memory, file, data if len(data) else _ONE, dxpl=self._transfer)
 
     def read(self, offset: int, out: np.ndarray) -> np.ndarray:
         memory, file = self._spaces(offset, len(out))
-        self._id.read(memory, file, out, dxpl=self._transfer)
+        self._id.read(memory, file, out if len(out) else _ONE.copy(), dxpl=self._transfer)
         return out
 
     def sync(self) -> None:
@@ -78,6 +90,16 @@ class Hdf5File:
 
     def close(self) -> None:
         self._handle.close()
+
+    def abandon(self) -> None:
+        """Close the file after an error; the run has failed and the files it wrote go. Such a
+        file is emptied first: on a full disk HDF5's close cannot write its metadata, and a
+        file whose close failed half-way crashes HDF5 when h5py closes it again
+        (H5F__close_cb)."""
+        if self._path is not None:
+            with contextlib.suppress(OSError):
+                os.truncate(self._path, 0)
+        self.close()
 
     def hints_in_effect(self, hints: tuple[str, ...]) -> str | None:
         return None  # HDF5 keeps the MPI file to itself: the hints are recorded as asked

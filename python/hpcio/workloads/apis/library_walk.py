@@ -10,6 +10,7 @@ on MPI.COMM_SELF. Payloads are the engine's, so --verify checks every byte read 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -101,7 +102,8 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
     written, buffer = payload.view, np.empty(largest, np.uint8)
     files: dict[int, Any] = {}
     clock = _engine.clock_ns
-    for op, index, offset, length, writer in operations(plan):
+    steps = operations(plan)
+    for op, index, offset, length, writer in steps:
         key = plan.keys[index]
         start = clock()
         try:
@@ -133,8 +135,51 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
                 files.pop(index).close()
                 recorder.record("close", start, clock(), file=key)
         except library.Error as e:
+            if layout.shared and layout.collective:
+                _keep_step(files, steps, plan, layout, context, comm, info)
+            _abandon(library, files)
             raise OSError(f"{layout.api} {Op(op).name.lower()} {key}: {e}") from None
     info.Free()
+
+
+def _keep_step(
+    files: dict[int, Any], steps: Iterator[tuple[int, int, int, int, int]], plan: Plan,
+    layout: Layout, context: Context, comm: Any, info: Any,
+) -> None:  # fmt: skip
+    """After an error on a shared file in collective mode, make the rest of the plan's calls
+    with nothing to move, their errors ignored: a library's collective error can be this
+    rank's alone (HDF5's is), and the other ranks wait for this one in the next collective
+    call."""
+    library = apis.library(layout.api)
+    empty = np.empty(0, np.uint8)
+    for op, index, offset, _, _ in steps:
+        try:
+            if op in (Op.OPEN_WRITE, Op.OPEN_READ):
+                files[index] = library.open_file(
+                    context.path(plan.keys[index]), comm, info, create=op == Op.OPEN_WRITE,
+                    size=layout.shared_bytes, chunk=layout.chunk_bytes, collective=True,
+                )  # fmt: skip
+            elif index not in files:
+                continue
+            elif op == Op.WRITE:
+                files[index].write(offset, empty)
+            elif op == Op.READ:
+                files[index].read(offset, empty)
+            elif op == Op.SYNC:
+                files[index].sync()
+            elif op == Op.CLOSE:
+                files.pop(index).close()
+        except library.Error:
+            pass
+
+
+def _abandon(library: Any, files: dict[int, Any]) -> None:
+    """Close a rank's files after an error, ignoring theirs: left open, the library closes them
+    when Python exits, after MPI has finalized (h5py's tracebacks and an MPI abort)."""
+    for opened in files.values():
+        with contextlib.suppress(library.Error):
+            getattr(opened, "abandon", opened.close)()
+    files.clear()
 
 
 def mpi_info(hints: Sequence[str]) -> Any:

@@ -15,6 +15,7 @@ import numpy as np
 from hpcio.workloads.apis.library_walk import VARIABLE
 
 Error = (OSError, RuntimeError, ValueError)
+_ONE = np.zeros(1, np.uint8)
 
 
 def available() -> str | None:
@@ -51,6 +52,9 @@ def open_file(
 ) -> NetcdfFile:  # fmt: skip
     import netCDF4
 
+    if not create and not os.path.exists(path):
+        # netCDF4 in parallel mode says "[Errno 9] Bad file descriptor" for a missing file.
+        raise FileNotFoundError("no such file or directory")
     handle = netCDF4.Dataset(
         path, "w" if create else "r", parallel=True, comm=comm, info=info, format="NETCDF4"
     )
@@ -73,9 +77,18 @@ class NetcdfFile:
         self._variable = variable
 
     def write(self, offset: int, data: np.ndarray) -> None:
+        if not len(data):
+            # A collective call made after this rank's error, so the others are not left
+            # waiting: netCDF4-python makes no call for an empty slice, so one byte goes (the
+            # run has failed and its files are removed).
+            self._variable[offset : offset + 1] = _ONE
+            return
         self._variable[offset : offset + len(data)] = data
 
     def read(self, offset: int, out: np.ndarray) -> np.ndarray:
+        if not len(out):
+            _ = self._variable[offset : offset + 1]  # as write: the collective call must be made
+            return out
         # netCDF4-python reads into an array of its own, so that array is the result. Copying
         # it into `out` made reads 4x slower than a plain script's `var[a:b]` (bench/
         # vs_libraries): beside the copy, the array was freed at once, glibc gave the top of

@@ -1,17 +1,21 @@
 """--api pnetcdf: a file's byte ranges as slices of one 1-D NC_UBYTE variable of a CDF-5 file,
 through PnetCDF's C API (IOR's -a NCMPI). Its Python binding does not build against Open MPI,
-so the library is called through ctypes with the raw MPI handles mpi4py exposes."""
+so the library is called through ctypes with the raw MPI handles mpi4py exposes. Every call's
+return code is checked, and a written file's size once it is closed: over Open MPI's ompio,
+PnetCDF returns NC_NOERR for writes the file system refused (a full disk)."""
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import functools
+import os
 from typing import Any
 
 import numpy as np
 
 from hpcio.workloads.apis.library_walk import VARIABLE
+from hpcio.workloads.apis.shortfall import short_file
 
 NC_NOWRITE = 0x0000
 NC_CLOBBER = 0x0000
@@ -40,6 +44,7 @@ def _library() -> ctypes.CDLL:
         "ncmpi_def_dim": [_int, ctypes.c_char_p, _offset, ptr(_int)],
         "ncmpi_def_var": [_int, ctypes.c_char_p, _int, _int, ptr(_int), ptr(_int)],
         "ncmpi_inq_varid": [_int, ctypes.c_char_p, ptr(_int)],
+        "ncmpi_inq_varoffset": [_int, _int, ptr(_offset)],
         "ncmpi_enddef": [_int],
         "ncmpi_begin_indep_data": [_int],
         "ncmpi_end_indep_data": [_int],
@@ -93,13 +98,20 @@ def open_file(
         _checked(lib.ncmpi_inq_varid(ncid, VARIABLE.encode(), ctypes.byref(varid)))
     if not collective:
         _checked(lib.ncmpi_begin_indep_data(ncid))
-    return PnetcdfFile(lib, ncid.value, varid.value, collective)
+    begin = _offset()
+    _checked(lib.ncmpi_inq_varoffset(ncid, varid, ctypes.byref(begin)))
+    return PnetcdfFile(lib, ncid.value, varid.value, collective, path, begin.value)
 
 
 class PnetcdfFile:
-    def __init__(self, lib: ctypes.CDLL, ncid: int, varid: int, collective: bool) -> None:
+    def __init__(
+        self, lib: ctypes.CDLL, ncid: int, varid: int, collective: bool, path: str, begin: int
+    ) -> None:
         self._lib, self._ncid, self._varid = lib, ncid, varid
         self._collective = collective
+        self._path = path
+        #: File offset of the variable's first byte, and the end of this rank's writes in it.
+        self._begin, self._written_end = begin, 0
         self._put = lib.ncmpi_put_vara_uchar_all if collective else lib.ncmpi_put_vara_uchar
         self._get = lib.ncmpi_get_vara_uchar_all if collective else lib.ncmpi_get_vara_uchar
         self._start, self._count = _offset(), _offset()
@@ -111,6 +123,7 @@ class PnetcdfFile:
 
     def write(self, offset: int, data: np.ndarray) -> None:
         self._call(self._put, offset, data)
+        self._written_end = max(self._written_end, offset + len(data))
 
     def read(self, offset: int, out: np.ndarray) -> np.ndarray:
         self._call(self._get, offset, out)
@@ -123,6 +136,14 @@ class PnetcdfFile:
         if not self._collective:
             _checked(self._lib.ncmpi_end_indep_data(self._ncid))
         _checked(self._lib.ncmpi_close(self._ncid))
+        if self._written_end:
+            wanted = self._begin + self._written_end
+            try:
+                found = os.stat(self._path).st_size
+            except OSError as e:
+                raise Error(f"after close: {e.strerror}") from None
+            if found < wanted:
+                raise Error(short_file(self._path, wanted, found))
 
     def hints_in_effect(self, hints: tuple[str, ...]) -> str | None:
         return None  # recorded as asked

@@ -215,6 +215,17 @@ class PatternWorkload(Workload):
             raise SpecError(f"--duration is for --api posix, not {p.api}")
         if run.direct:
             raise SpecError(f"--direct is for --api posix; {p.api} goes through MPI's own I/O")
+        if p.in_flight != 1:
+            # A library call blocks until its transfer is done: one is in flight, always.
+            raise SpecError(
+                f"--in-flight is for --api posix; {p.api} makes one blocking call at a time"
+            )
+        keys = [pair.partition("=")[0].strip() for pair in p.hints]
+        twice = sorted({key for key in keys if keys.count(key) > 1})
+        if twice:
+            raise SpecError(
+                f"--hint {twice[0]} is given {keys.count(twice[0])} times: give each hint once"
+            )
         missing = apis.missing(p.api)
         if missing is not None:
             raise SpecError(missing)

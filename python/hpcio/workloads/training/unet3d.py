@@ -186,6 +186,20 @@ class Unet3dDatagen(_Unet3dBase):
     summary = "writes unet3d's data set once: one npz sample per file or object, timed"
     own_phases = (Phase.WRITE,)
 
+    def validate(self, run: RunSpec) -> None:
+        super().validate(run)
+        # A data set that unet3d on the same ranks refuses at every --batch (two steps of one
+        # sample per rank, AU leaving the first out) is refused before it is written. One that
+        # only the default --batch refuses is not: training it with a smaller batch is usual.
+        needed = 2 * run.ranks
+        if run.params.samples < needed:
+            raise SpecError(
+                f"--samples {run.params.samples}: unet3d on {run.ranks} rank(s) needs {needed} "
+                f"or more even at --batch 1 (two steps per rank: AU leaves the first out), and "
+                f"{2 * TrainParams().batch * run.ranks} at its default --batch "
+                f"{TrainParams().batch}"
+            )
+
     def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
         return PythonBody(loader.generate)
 
@@ -215,6 +229,11 @@ class Unet3d(_Unet3dBase):
 
     def validate(self, run: RunSpec) -> None:
         super().validate(run)
+        if run.keep:
+            raise SpecError(
+                "--keep: unet3d only reads the data set, which stays as datagen left it; "
+                "drop --keep"
+            )
         p = run.params
         one_batch = p.batch * run.ranks
         if p.samples < one_batch:

@@ -1,0 +1,83 @@
+"""A library call that reports an error, or writes less than it was given, fails the phase on
+every rank: one line naming the rank and the library's error, a non-zero exit, no files left;
+with --verify it is still the library's error, not a verify failure (issue 25)."""
+
+from __future__ import annotations
+
+import pytest
+
+#: 2 ranks x 32 MiB into a 16 MiB file system: every API runs out of space in the write phase.
+_FULL = ("--size-per-rank", "32MiB", "--no-space-check", "-n", "2", "-i", "1")
+_NO_SPACE = "No space left on device"
+
+
+def small_tmpfs(target_dir, megabytes):
+    setup = f"mount -t tmpfs -o size={megabytes}m none '{target_dir}'"
+    return ("unshare", "-m", "sh", "-c", f'{setup} && exec "$@"', "sh")
+
+
+def hpcio_line(done) -> str:
+    """The one line hpcio says; the MPI library's own messages (ompio's) are its own."""
+    lines = [line for line in done.stderr.splitlines() if line.startswith("hpcio")]
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("api", "pattern", "says"),
+    [
+        ("mpiio", "mfmw", _NO_SPACE),
+        ("mpiio", "sfmw", _NO_SPACE),
+        ("mpiio", "sfsw", _NO_SPACE),
+        ("pnetcdf", "mfmw", _NO_SPACE),
+        ("pnetcdf", "sfmw", _NO_SPACE),
+        ("hdf5", "mfmw", "file write failed"),
+        ("hdf5", "sfsw", "file write failed"),
+        ("netcdf", "mfmw", "HDF error"),
+    ],
+)
+@pytest.mark.parametrize("extra", [(), ("--verify",), ("--collective",)])
+def test_a_full_disk_fails_the_write_phase(
+    hpcio, target_dir, file_url, private_mounts, api, pattern, says, extra
+):
+    if extra == ("--collective",) and pattern != "sfmw":
+        pytest.skip("--collective is for a shared file")
+    from hpcio.workloads import apis
+
+    if apis.missing(api):
+        pytest.skip(apis.missing(api))
+    done = hpcio("run", "--api", api, "--pattern", pattern, "--target", file_url(target_dir),
+                 *_FULL, *extra, launcher=small_tmpfs(target_dir, 16))  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    line = hpcio_line(done)
+    assert line.startswith("hpcio: error: write phase of iteration 1 failed: rank "), line
+    assert f"OSError: {api} " in line and says in line, line
+    assert "verify failed" not in done.stderr
+    assert list(target_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("api", ["hdf5", "netcdf"])
+def test_a_collective_error_of_one_rank_does_not_hang_the_others(
+    hpcio, target_dir, file_url, private_mounts, api
+):
+    # HDF5 reports a failed collective write on the rank whose write failed only: that rank
+    # makes the rest of its collective calls empty so the others are not left waiting.
+    from hpcio.workloads import apis
+
+    if apis.missing(api):
+        pytest.skip(apis.missing(api))
+    done = hpcio("run", "--api", api, "--pattern", "sfmw", "--collective",
+                 "--target", file_url(target_dir), *_FULL,
+                 launcher=small_tmpfs(target_dir, 16))  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "write phase of iteration 1 failed: rank " in hpcio_line(done)
+    assert list(target_dir.iterdir()) == []
+
+
+def test_runs_that_fit_still_pass(hpcio, target_dir, file_url, private_mounts):
+    for api in ("mpiio", "pnetcdf"):
+        done = hpcio("run", "--api", api, "--pattern", "sfmw", "--target", file_url(target_dir),
+                     "--size-per-rank", "4MiB", "-n", "2", "-i", "1", "--verify", "-q",
+                     launcher=small_tmpfs(target_dir, 16))  # fmt: skip
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr

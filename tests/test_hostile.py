@@ -1,0 +1,90 @@
+"""The hostile-input suite (issue 25): every invocation of tests/hostile_cases.py is refused
+with exit 2 and one error line, without a traceback, and leaves nothing behind: no -o file, no
+file in the target, no lock, no change to the files it was given, no process."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hostile_cases import CASES
+
+#: Commands that only read or write their own output: in pytest's process (conftest).
+_CHECKED_HERE = {"run", "sweep", "suite", "profile", "report", "compare", "cost", "template",
+                 "trace", "darshan"}  # fmt: skip
+#: Commands refused before they launch anything: in pytest's process, stopped at a launch.
+_STOPPED_AT_LAUNCH = {"train", "checkpoint", "replay"}
+
+
+def _children() -> set[str]:
+    found: set[str] = set()
+    for task in Path("/proc/self/task").iterdir():
+        with open(task / "children") as listed:
+            found.update(listed.read().split())
+    return found
+
+
+def _params():
+    for command, cases in CASES.items():
+        for number, case in enumerate(cases):
+            yield pytest.param(case, id=f"{command}-{number}")
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "target").mkdir()
+    (tmp_path / "empty-dir").mkdir()
+    (tmp_path / "plain.txt").write_text("not what hpcio reads\n")
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    (tmp_path / "text.jsonl").write_text("{this is not json\n")
+    return {
+        "T": str(tmp_path / "target"),
+        "O": str(tmp_path / "out.jsonl"),
+        "F": str(tmp_path / "plain.txt"),
+        "E": str(tmp_path / "empty.jsonl"),
+        "J": str(tmp_path / "text.jsonl"),
+        "D": str(tmp_path / "empty-dir"),
+    }
+
+
+def _snapshot(root: Path) -> dict[str, bytes | None]:
+    return {
+        str(path.relative_to(root)): path.read_bytes() if path.is_file() else None
+        for path in sorted(root.rglob("*"))
+    }
+
+
+@pytest.mark.parametrize("case", list(_params()))
+def test_hostile_invocation_is_refused_cleanly(
+    case, places, tmp_path, hpcio, hpcio_in_process, hpcio_process
+):
+    args = [word.format(**places) for word in case]
+    before, children = _snapshot(tmp_path), _children()
+    command = args[0]
+    if command in _CHECKED_HERE:
+        done = hpcio(*args)
+    elif command in _STOPPED_AT_LAUNCH:
+        done = hpcio_in_process(*args, stop_at_launch=True)
+        assert done is not None, f"hpcio {' '.join(args)} passed its checks: it would run"
+    else:
+        done = hpcio_process(*args)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if "error:" in line]
+    assert len(errors) == 1 and lines[-1] == errors[0], done.stderr
+    assert errors[0].startswith("hpcio"), done.stderr
+    assert all(line.startswith(("usage:", " ")) for line in lines[:-1]), done.stderr
+    assert _snapshot(tmp_path) == before, "the refused command left or changed files"
+    assert not os.path.exists(places["O"])
+    assert _children() <= children, "the refused command left a process"
+
+
+def test_the_catalogue_covers_every_command_with_300_cases():
+    from hostile_cases import count
+    from hpcio import cli
+
+    counted = count()
+    assert sum(counted.values()) >= 300
+    assert set(counted) == set(cli.COMMANDS)

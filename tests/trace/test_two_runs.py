@@ -1,0 +1,36 @@
+"""A directory with the traces of two runs is refused by `trace summary` and `replay`, with the
+runs named and how to pick one; one run's directory reads as before (issue 25)."""
+
+from __future__ import annotations
+
+
+def traced_twice(hpcio, tmp_path):
+    out = tmp_path / "r.jsonl"
+    for pattern in ("mfmw", "sfmw"):
+        done = hpcio("run", "--pattern", pattern, "--target", "memory://", "--size-per-rank",
+                     "1MiB", "--trace", "-o", out, "-q")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    traces = tmp_path / "r.trace"
+    runs = sorted(path.name for path in traces.iterdir())
+    assert len(runs) == 2
+    return traces, runs
+
+
+def test_two_runs_are_refused_and_named(hpcio_process, hpcio, tmp_path, error_line):
+    traces, runs = traced_twice(hpcio, tmp_path)
+    expected = (
+        f"hpcio: error: {traces} holds the traces of 2 runs ({runs[0]}, {runs[1]}): give one "
+        f"run's directory, e.g. {traces / runs[0]}"
+    )
+    done = hpcio_process("trace", "summary", traces)
+    assert done.returncode == 2
+    assert error_line(done) == expected
+    done = hpcio_process("replay", traces, "--target", f"file://{tmp_path}", "--dry-run")
+    assert done.returncode == 2
+    assert error_line(done) == expected
+
+
+def test_one_runs_directory_still_reads(hpcio_process, hpcio, tmp_path):
+    traces, runs = traced_twice(hpcio, tmp_path)
+    done = hpcio_process("trace", "summary", traces / runs[0], "--json")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
