@@ -83,10 +83,12 @@ def _run_body(
     who: RankInfo,
     tracer: Tracer | None,
 ) -> RankFigures:
-    if phase is Phase.WRITE and striping.method(run, workload) == striping.LFS:
+    if phase is Phase.WRITE and striping.lays_out(run, workload):
         keys = workload.keys(run)
         striping.lay_out(
-            run, [os.path.join(run.target.path, k) for k in keys[who.rank :: who.size]]
+            run,
+            [os.path.join(run.target.path, k) for k in keys[who.rank :: who.size]],
+            striping.method(run, workload) or striping.LFS,
         )
         world.barrier()
     body = workload.body(run, phase, who)

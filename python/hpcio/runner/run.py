@@ -35,7 +35,7 @@ from hpcio.runner.pagecache import (
 from hpcio.runner.phase import run_phase
 from hpcio.runner.world import Comm, topology
 from hpcio.spec.model import RunSpec
-from hpcio.workloads import registry
+from hpcio.workloads import registry, striping
 from hpcio.workloads.contract import Phase, RankInfo, Workload
 from hpcio.workloads.limits import check_limits
 
@@ -210,7 +210,8 @@ def execute(
             status=status,
             warnings=read_warnings(cache, figures, topo.nodes, in_ram)
             + client_bound_warnings(figures)
-            + tracing.warnings(traced),
+            + tracing.warnings(traced)
+            + striping.warnings(run, workload),
         )
 
     # Like IOR without -k: files go after each iteration that wrote them, so iterations are
