@@ -194,6 +194,31 @@ ceph_stop() {
     # Every daemon at once, then the monitor (the others talk to it on their way out).
     ceph_stop_daemons "$dir" ceph-fuse client.rgw mds.a osd.0 mgr.x
     ceph_stop_daemons "$dir" mon.a
+    # `ceph fs fail` makes the MDS respawn: a new process, whose PID may come after its PID
+    # file was read. Whatever still runs with this cluster's config goes too.
+    local stray
+    stray=$(ceph_processes "$dir")
+    if [ -n "$stray" ]; then
+        # shellcheck disable=SC2086
+        kill -TERM $stray 2>/dev/null || true
+        sleep 2
+        stray=$(ceph_processes "$dir")
+        # shellcheck disable=SC2086
+        [ -z "$stray" ] || kill -KILL $stray 2>/dev/null || true
+    fi
+}
+
+# The PIDs of the processes started with this cluster's ceph.conf (its path is unique).
+ceph_processes() {
+    local cmdline pid
+    for cmdline in /proc/[0-9]*/cmdline; do
+        pid=${cmdline#/proc/}
+        pid=${pid%/cmdline}
+        [ "$pid" != $$ ] || continue
+        if tr '\0' ' ' <"$cmdline" 2>/dev/null | grep -qF -- "-c $1/ceph.conf "; then
+            echo "$pid"
+        fi
+    done
 }
 
 # SIGTERM to each named daemon of this cluster, SIGKILL to those still there after 15 s.

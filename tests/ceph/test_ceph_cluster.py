@@ -4,9 +4,11 @@ ceph-fuse mount is CephFS, and stopping leaves no process and no directory behin
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 import servers
@@ -16,6 +18,16 @@ MIB = 1 << 20
 
 def _is_loopback(host: str) -> bool:
     return ipaddress.ip_address(host.removeprefix("::ffff:")).is_loopback
+
+
+def _started_with(conf: str) -> list[int]:
+    """The PIDs of processes whose command line names `conf`."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            if conf.encode() in cmdline.read_bytes().split(b"\0"):
+                found.append(int(cmdline.parent.name))
+    return found
 
 
 def test_every_daemon_listens_on_loopback_only(ceph_cluster: servers.CephCluster) -> None:
@@ -68,7 +80,10 @@ def test_a_cluster_started_and_stopped_leaves_nothing() -> None:
     cluster = servers.CephCluster().start()
     root, pids, mount = cluster.root, cluster.pids(), cluster.mount
     assert root is not None and all(servers.pid_alive(p) for p in pids)
+    conf = str(cluster.conf)
     cluster.stop()
     assert not any(servers.pid_alive(p) for p in pids)
+    # Nothing else either: an MDS respawned by `ceph fs fail` has a PID of its own.
+    assert _started_with(conf) == []
     assert not os.path.ismount(mount)
     assert not root.exists()
