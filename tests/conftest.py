@@ -35,6 +35,7 @@ _KIND_BY_DIRECTORY = {
     "targets": "servers",
     "test_servers.py": "servers",
     "cluster": "hosts",
+    "ceph": "ceph",
 }
 #: Fixtures that make a test of a kind wherever it is.
 _KIND_BY_FIXTURE = {
@@ -48,8 +49,11 @@ _KIND_BY_FIXTURE = {
     "cluster": "hosts",
     "four_hosts": "hosts",
     "slurm_cluster": "slurm",
+    "ceph_cluster": "ceph",
+    "radosgw_server": "ceph",
+    "cephfs_dir": "ceph",
 }
-_KINDS = ("mpi", "servers", "root", "browser", "hosts", "slurm")
+_KINDS = ("mpi", "servers", "root", "browser", "hosts", "slurm", "ceph")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -65,6 +69,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for fixture in getattr(item, "fixturenames", ()):
             if fixture in _KIND_BY_FIXTURE:
                 item.add_marker(_KIND_BY_FIXTURE[fixture])
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("s3_server") == "radosgw":
+            item.add_marker("ceph")
         if not any(item.get_closest_marker(k) for k in _KINDS):
             item.add_marker("unit")
 
@@ -348,11 +355,46 @@ def _serve(kind: type[servers.LocalServer], tmp_path_factory: pytest.TempPathFac
 
 
 @pytest.fixture(scope="session")
-def s3_server(tmp_path_factory: pytest.TempPathFactory):
+def versitygw_server(tmp_path_factory: pytest.TempPathFactory):
+    yield from _serve(servers.S3Server, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def s3_server(request: pytest.FixtureRequest):
     """versitygw on 127.0.0.1 with bucket 'hpcio-test' (servers.S3Server): .env for
     object_store and the SDKs, .url(prefix) -> s3://hpcio-test/prefix, .client() -> boto3.
-    One for the session; stopped by PID at its end."""
-    yield from _serve(servers.S3Server, tmp_path_factory)
+    One for the session; stopped by PID at its end. A test parametrized with
+    `@pytest.mark.parametrize("s3_server", servers.S3_GATEWAYS, indirect=True)` also runs
+    against radosgw (servers.RadosGateway, the ceph_cluster's; marked ceph)."""
+    if getattr(request, "param", "versitygw") == "radosgw":
+        return request.getfixturevalue("radosgw_server")
+    return request.getfixturevalue("versitygw_server")
+
+
+@pytest.fixture(scope="session")
+def ceph_cluster():
+    """A one-node Ceph cluster (servers.CephCluster: radosgw, a ceph-fuse mount), started once
+    for the session when a ceph test is selected, stopped by PID at its end. Needs root."""
+    missing = servers.CephCluster.missing()
+    if missing:
+        pytest.skip(missing)
+    with servers.CephCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def radosgw_server(ceph_cluster: servers.CephCluster):
+    """The ceph_cluster's radosgw with bucket 'hpcio-test', used as s3_server is."""
+    return ceph_cluster.gateway()
+
+
+@pytest.fixture
+def cephfs_dir(ceph_cluster: servers.CephCluster, tmp_path: Path):
+    """A fresh directory on the ceph-fuse mount (removed after the test)."""
+    path = ceph_cluster.mount / tmp_path.name
+    path.mkdir()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

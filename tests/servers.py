@@ -743,6 +743,139 @@ class FakeGcsServer(LocalServer):
         self._json("DELETE", f"/storage/v1/b/{self.bucket}/o/{quoted}")
 
 
+class CephCluster:
+    """A one-node Ceph cluster (scripts/servers ceph-start: monitor, manager, one bluestore OSD
+    on a sparse file, MDS, radosgw, a ceph-fuse mount), every daemon on 127.0.0.1, its whole
+    state in a temporary directory; stopped by the PIDs it recorded (ceph-stop), the directory
+    then removed. Needs root and Debian's ceph packages (scripts/servers install).
+
+    `.mount`: the CephFS mount (ceph-fuse); `.gateway()`: radosgw as an S3Server-like object
+    with the S3 credentials made for this cluster; `.conf`: its ceph.conf, for `ceph -c`.
+    """
+
+    name = "ceph"
+
+    def __init__(self, startup_timeout: float = 240.0) -> None:
+        self.startup_timeout = startup_timeout
+        self.root: Path | None = None
+        self.settings: dict[str, str] = {}
+        #: Seconds ceph-start took, to HEALTH_OK, every placement group active+clean, mounted.
+        self.startup_seconds: float | None = None
+
+    @classmethod
+    def missing(cls) -> str | None:
+        """Why the cluster cannot start here, or None."""
+        if os.geteuid() != 0:
+            return "the Ceph cluster needs root (its OSD and the ceph-fuse mount)"
+        for program in ("ceph", "ceph-mon", "ceph-osd", "ceph-mds", "radosgw", "ceph-fuse"):
+            if shutil.which(program) is None:
+                return f"Ceph is not installed ({program}): run scripts/servers install as root"
+        if not Path("/dev/fuse").exists():
+            return "no /dev/fuse here: ceph-fuse cannot mount"
+        return None
+
+    def _script(self, action: str) -> subprocess.CompletedProcess[str]:
+        assert self.root is not None
+        environ = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN_PREFIXES)}
+        return subprocess.run(
+            [str(REPO / "scripts" / "servers"), action, str(self.root)],
+            capture_output=True, text=True, timeout=self.startup_timeout, env=environ,
+            check=False,
+        )  # fmt: skip
+
+    def start(self) -> CephCluster:
+        missing = self.missing()
+        if missing:
+            raise ServerError(missing)
+        self.root = Path(tempfile.mkdtemp(prefix="hpcio-ceph-"))
+        started = time.monotonic()
+        try:
+            done = self._script("ceph-start")
+        except BaseException:
+            self.stop()
+            raise
+        if done.returncode != 0:
+            log = done.stderr.strip()
+            self.stop()
+            raise ServerError(f"the Ceph cluster did not start:\n{log}")
+        self.startup_seconds = time.monotonic() - started
+        for line in (self.root / "cluster.env").read_text().splitlines():
+            key, _, value = line.partition("=")
+            self.settings[key] = value
+        return self
+
+    def stop(self) -> None:
+        if self.root is None:
+            return
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._script("ceph-stop")
+        shutil.rmtree(self.root, ignore_errors=True)
+        self.root = None
+
+    @property
+    def conf(self) -> Path:
+        return Path(self.settings["CEPH_CONF"])
+
+    @property
+    def mount(self) -> Path:
+        return Path(self.settings["CEPH_MOUNT"])
+
+    def pids(self) -> list[int]:
+        """The PIDs of the cluster's daemons and ceph-fuse."""
+        assert self.root is not None, "not started"
+        return [int(p.read_text()) for p in sorted((self.root / "run").glob("*.pid"))]
+
+    def gateway(self, bucket: str = DEFAULT_BUCKET) -> RadosGateway:
+        """radosgw with `bucket` created (radosgw's first bucket takes seconds: it makes its
+        pools)."""
+        gateway = RadosGateway(self, bucket=bucket)
+        gateway.start()
+        return gateway
+
+    def __enter__(self) -> CephCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class RadosGateway(S3Server):
+    """radosgw of a running CephCluster, used as S3Server is (env, store_options, client(),
+    url()); the cluster owns the process: start() only creates the bucket, stop() does
+    nothing. Its objects live in RADOS, so there is no `data_dir`."""
+
+    name = "radosgw"
+
+    def __init__(self, cluster: CephCluster, *, bucket: str = DEFAULT_BUCKET) -> None:
+        super().__init__(bucket=bucket)
+        self.cluster = cluster
+        self.access_key = cluster.settings["RGW_ACCESS_KEY"]  # type: ignore[misc]
+        self.secret_key = cluster.settings["RGW_SECRET_KEY"]  # type: ignore[misc]
+        self.port = int(cluster.settings["RGW_ENDPOINT"].rsplit(":", 1)[1])
+
+    @classmethod
+    def missing(cls) -> str | None:
+        return CephCluster.missing()
+
+    @property
+    def data_dir(self) -> Path:
+        raise AttributeError("radosgw keeps its objects in RADOS: there is no data directory")
+
+    def start(self) -> RadosGateway:
+        with contextlib.suppress(Exception):
+            self.client().head_bucket(Bucket=self.bucket)
+            return self
+        self._create_bucket()
+        return self
+
+    def stop(self) -> None:
+        """The cluster stops radosgw."""
+
+
+#: The S3 servers the object-store tests run against where a test names them all
+#: (`@pytest.mark.parametrize("s3_server", servers.S3_GATEWAYS, indirect=True)`).
+S3_GATEWAYS = ("versitygw", "radosgw")
+
 #: All server classes, for parametrized tests.
 SERVERS: tuple[type[LocalServer], ...] = (S3Server, AzuriteServer, FakeGcsServer)
 

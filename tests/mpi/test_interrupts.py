@@ -116,7 +116,8 @@ def wait_for(condition, deadline_s=60):
     raise AssertionError("condition never met")
 
 
-@pytest.fixture(params=["s3", "azure"])
+# radosgw: the one-node Ceph cluster's S3 gateway (tests/servers.py, marked ceph).
+@pytest.fixture(params=["s3", "azure", pytest.param("radosgw", marks=pytest.mark.ceph)])
 def server(request):
     return request.getfixturevalue(f"{request.param}_server")
 

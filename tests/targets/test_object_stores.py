@@ -13,7 +13,8 @@ MiB = 1 << 20
 SIZES = ("--size-per-rank", "10MiB", "--part-size", "5MiB", "--concurrency", "2")
 
 
-@pytest.fixture(params=["s3", "azure"])
+# radosgw: the one-node Ceph cluster's S3 gateway (tests/servers.py, marked ceph).
+@pytest.fixture(params=["s3", "azure", pytest.param("radosgw", marks=pytest.mark.ceph)])
 def server(request):
     return request.getfixturevalue(f"{request.param}_server")
 

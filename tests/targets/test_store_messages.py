@@ -9,6 +9,7 @@ import threading
 import time
 
 import pytest
+import servers
 from hpcio.runner.mpiexec import descendants
 
 MiB = 1 << 20
@@ -76,6 +77,7 @@ def test_a_server_message_of_several_lines_is_one_error_line(hpcio, error_line):
     )
 
 
+@pytest.mark.parametrize("s3_server", servers.S3_GATEWAYS, indirect=True)
 def test_clean_aborts_hpcios_stale_uploads_and_no_others(hpcio, s3_server):
     client, bucket = s3_server.client(), s3_server.bucket
     keys = ["stale/hpcio-shared.dat", "stale/hpcio-rank000001.dat", "stale/notes.dat",

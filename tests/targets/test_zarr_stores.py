@@ -14,7 +14,8 @@ SHAPE = (40, 16, 50)
 ARGS = ("--workload", "volume", "--library", "zarr", "--volume", "40x16x50", "--chunk", "10x8x50")
 
 
-@pytest.fixture(params=["s3", "azure"])
+# radosgw: the one-node Ceph cluster's S3 gateway (tests/servers.py, marked ceph).
+@pytest.fixture(params=["s3", "azure", pytest.param("radosgw", marks=pytest.mark.ceph)])
 def server(request):
     return request.getfixturevalue(f"{request.param}_server")
 

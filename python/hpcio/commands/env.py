@@ -155,6 +155,8 @@ def _target_lines(t: dict[str, Any]) -> list[str]:
     ]
     if "lustre_striping" in t:
         lines.append(f"  lustre        {' '.join(t['lustre_striping'].split())}")
+    if "cephfs_layout" in t:
+        lines.append(f"  cephfs layout {t['cephfs_layout']} (of new files here)")
     lines += [
         f"  O_DIRECT      {direct[t['o_direct']]}",
         f"  free space    {free}",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from hpcio import _engine
 from hpcio.kinds import Setting
 from hpcio.runner import ceiling
+from hpcio.workloads import striping
 
 if TYPE_CHECKING:
     from hpcio.spec.target import TargetSpec
@@ -168,6 +169,8 @@ def posix(path: str) -> dict[str, Any]:
             facts["lustre_striping"] = said.stdout.strip() or said.stderr.strip()
         except (OSError, subprocess.SubprocessError) as e:
             facts["lustre_striping"] = f"lfs getstripe failed: {e}"
+    if striping.on_cephfs(path):
+        facts["cephfs_layout"] = _cephfs_layout(path)
     facts["o_direct"] = _takes_o_direct(path)
     try:
         stat = os.statvfs(path)
@@ -179,6 +182,23 @@ def posix(path: str) -> dict[str, Any]:
     facts["read_ceiling"] = limit.what
     facts["read_ceiling_bytes_per_s"] = limit.bytes_per_s
     return facts
+
+
+def _cephfs_layout(directory: str) -> str:
+    """The CephFS layout a new file in `directory` gets (its own, or the one it inherits):
+    read from a probe file, removed at once."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".hpcio-layout-", dir=directory)
+    except OSError as e:
+        return f"unknown ({e.strerror})"
+    os.close(fd)
+    try:
+        return os.getxattr(name, striping.CEPHFS_LAYOUT).decode()
+    except OSError as e:
+        return f"unknown ({e.strerror})"
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
 
 
 def _takes_o_direct(directory: str) -> bool | None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from hpcio.errors import RunFailedError, SpecError
 from hpcio.results.schema import PAGE_CACHE_WARNING, CacheRecord, PhaseFigures
-from hpcio.runner.ceiling import Ceiling
+from hpcio.runner.ceiling import Ceiling, mount_of
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import CacheFacts, Phase, Workload
 
@@ -16,6 +16,11 @@ if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
 
 DROP_CACHES = "/proc/sys/vm/drop_caches"
+#: ceph-fuse's own object cache, in its process (client_oc_size's default): reads the kernel's
+#: page cache no longer holds come from it, and dropping the page cache does not empty it.
+CEPH_FUSE_CACHE_BYTES = 200 << 20
+#: How the note and warning about ceph-fuse's object cache begin.
+CEPH_FUSE_CACHE_NOTE = "ceph-fuse's object cache"
 
 
 def node_ram_bytes() -> int:
@@ -90,6 +95,24 @@ def cache_record(
     )
     if run.target.is_object_store:
         return _object_store_record(run, facts, ram_bytes)
+    fuse_note = None
+    if not run.direct and mount_of(run.target.path).fs_type == "fuse.ceph-fuse":
+        held = reads and local_data and per_node <= CEPH_FUSE_CACHE_BYTES
+        if held and run.drop_caches:
+            may_hit = True
+            fuse_note = (
+                f"{CEPH_FUSE_CACHE_NOTE} may serve the reads: --drop-caches empties the "
+                "kernel's page cache, not the cache ceph-fuse keeps itself (client_oc_size, "
+                f"{format_bytes(CEPH_FUSE_CACHE_BYTES)} by default), which holds the "
+                f"{format_bytes(per_node)} per node; --direct or a fresh mount bypasses it"
+            )
+        else:
+            fuse_note = (
+                f"{CEPH_FUSE_CACHE_NOTE} (client_oc_size, "
+                f"{format_bytes(CEPH_FUSE_CACHE_BYTES)} by default) also serves reads the "
+                "page cache no longer holds, and --drop-caches does not empty it; --direct "
+                "or a fresh mount bypasses it"
+            )
     notes = []
     if run.direct:
         notes.append("O_DIRECT: the page cache was bypassed for writes and reads")
@@ -116,6 +139,8 @@ def cache_record(
             f"reads may be served from RAM: {format_bytes(per_node)} per node is less than "
             f"the node's {format_bytes(ram_bytes)} and was written on this node"
         )
+    if fuse_note is not None:
+        notes.append(fuse_note)
     if ceiling is not None:
         notes.append(f"read ceiling: {ceiling.what}" + (
             f" ({ceiling.bytes_per_s / (1 << 20):,.0f} MiB/s per node)"
@@ -144,7 +169,10 @@ def read_warnings(
     found = []
     if in_ram:
         found.append(f"reads and writes measure memory: {cache.read_ceiling}")
-    if cache.reads_may_hit_page_cache:
+    fuse_cache = [n for n in cache.notes if n.startswith(f"{CEPH_FUSE_CACHE_NOTE} may serve")]
+    if cache.reads_may_hit_page_cache and cache.caches_dropped and fuse_cache:
+        found.append(f"read figures may be {fuse_cache[0]}")
+    elif cache.reads_may_hit_page_cache:
         found.append(
             f"{PAGE_CACHE_WARNING}: {format_bytes(cache.data_per_node_bytes)} "
             f"per node fits in the node's {format_bytes(cache.node_ram_bytes)} and neither "

@@ -70,10 +70,12 @@ def run_phase(stage: Stage, phase: Phase) -> RankFigures:
 def _run_body(stage: Stage, phase: Phase) -> RankFigures:
     world, target, run, who, tracer = stage.world, stage.target, stage.run, stage.who, stage.tracer
     workload = stage.workload
-    if phase is Phase.WRITE and striping.method(run, workload) == striping.LFS:
+    if phase is Phase.WRITE and striping.lays_out(run, workload):
         keys = workload.keys(run)
         striping.lay_out(
-            run, [os.path.join(run.target.path, k) for k in keys[who.rank :: who.size]]
+            run,
+            [os.path.join(run.target.path, k) for k in keys[who.rank :: who.size]],
+            striping.method(run, workload) or striping.LFS,
         )
         world.barrier()
     body = workload.body(run, phase, who)

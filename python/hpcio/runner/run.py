@@ -36,6 +36,7 @@ from hpcio.runner.pagecache import (
 from hpcio.runner.phase import run_phase
 from hpcio.runner.stage import Stage
 from hpcio.runner.world import Comm, Topology, topology
+from hpcio.workloads import striping
 from hpcio.workloads.contract import Phase, RankInfo
 from hpcio.workloads.limits import check_limits
 
@@ -243,7 +244,8 @@ class _RunFacts:
             status=status,
             warnings=read_warnings(cache, figures, topo.nodes, in_ram)
             + client_bound_warnings(figures)
-            + tracing.warnings(traced),
+            + tracing.warnings(traced)
+            + striping.warnings(run, workload),
         )
 
 
