@@ -12,7 +12,19 @@ ENGINE_FREE = [
     "hpcio.units",
     "hpcio.errors",
     "hpcio.kinds",
-    # REPORT: results/ and report/ (hpcio report, compare and cost) join this list.
+    "hpcio.results.schema",
+    "hpcio.results.io",
+    "hpcio.results.check",
+    "hpcio.results.stats",
+    "hpcio.results.hdr",
+    "hpcio.report.tables",
+    "hpcio.report.rows",
+    "hpcio.report.html",
+    "hpcio.report.plots",
+    "hpcio.report.cost",
+    "hpcio.report.compare",
+    "hpcio.commands.report",
+    "hpcio.commands.compare",
 ]
 
 

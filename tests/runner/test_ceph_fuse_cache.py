@@ -4,7 +4,6 @@ cache, which --drop-caches does not empty: the cache record and the warnings say
 
 import pytest
 from hpcio.runner import ceiling, pagecache
-from hpcio.workloads import registry
 from specs import run_spec
 
 MiB, GiB = 1 << 20, 1 << 30
@@ -19,7 +18,7 @@ def on_ceph_fuse(monkeypatch):
 def record(per_rank, **changes):
     run = run_spec("mfmw", "file:///mnt/cephfs/run", ranks=2, size_per_rank_bytes=per_rank,
                    transfer_bytes=MiB, **changes)  # fmt: skip
-    return pagecache.cache_record(run, registry.get(run.workload), 1, 16 * GiB, True)
+    return pagecache.cache_record(run, run.workload, 1, 16 * GiB, True)
 
 
 def test_dropped_caches_still_leave_ceph_fuses_own(on_ceph_fuse):
@@ -45,6 +44,6 @@ def test_direct_bypasses_ceph_fuses_cache(on_ceph_fuse):
 
 def test_other_file_systems_get_no_ceph_fuse_note():
     run = run_spec("mfmw", "file:///tmp/x", ranks=2, size_per_rank_bytes=MiB, drop_caches=True)
-    cache = pagecache.cache_record(run, registry.get(run.workload), 1, 16 * GiB, True)
+    cache = pagecache.cache_record(run, run.workload, 1, 16 * GiB, True)
     assert cache.reads_may_hit_page_cache is False
     assert not any("ceph-fuse" in n for n in cache.notes)

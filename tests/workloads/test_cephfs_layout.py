@@ -2,7 +2,7 @@
 options go to MPI-IO as hints that nothing applies, the warning that says so."""
 
 import pytest
-from hpcio.workloads import registry, striping
+from hpcio.workloads import striping
 from specs import run_spec
 
 MiB = 1 << 20
@@ -33,7 +33,7 @@ def test_a_local_directory_is_not_cephfs(tmp_path):
 def test_hints_nothing_applies_are_said(tmp_path):
     run = run_spec("sfmw", f"file://{tmp_path}", size_per_rank_bytes=MiB, api="mpiio",
                    stripe_count=2)  # fmt: skip
-    workload = registry.get(run.workload)
+    workload = run.workload
     if striping.method(run, workload) != striping.HINTS:
         pytest.skip("a Lustre client: lfs sets the layout")
     (said,) = striping.warnings(run, workload)

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hpcio import kinds
 from hpcio.errors import SpecError
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--as",
         dest="as_kind",
-        choices=("s3", "azure", "gcs"),
+        choices=kinds.priced_kinds(),
         help="price the runs as if on this object store (POSIX requests become PUT/GET/parts)",
     )
     parser.add_argument("--price", help="a price id from the catalogue (see --prices)")

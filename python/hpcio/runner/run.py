@@ -245,7 +245,7 @@ class _RunFacts:
             warnings=read_warnings(cache, figures, topo.nodes, in_ram)
             + client_bound_warnings(figures)
             + tracing.warnings(traced)
-            + striping.warnings(run, workload),
+            + striping.warnings(run, run.workload),
         )
 
 
