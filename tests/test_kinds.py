@@ -10,6 +10,7 @@ URLS = {
     "s3": ("s3://bucket", {"aws_skip_signature": "true", "aws_region": "us-east-1"}),
     "azure": ("az://container", {"azure_storage_use_emulator": "true"}),
     "gcs": ("gs://bucket", {"google_skip_signature": "true"}),
+    "null": ("null://?delay=1us", {}),
 }
 
 
@@ -37,8 +38,10 @@ def test_only_object_stores_have_store_classes_containers_and_uploads():
     for row in kinds.KINDS.values():
         if not row.object_store:
             assert row.store_class is None and row.container is None and not row.uploads
-        if row.in_process:
-            assert not row.priced and not row.credentials
+        if row.in_process or not row.keeps:
+            assert not row.priced and not row.credentials and row.no_credentials
+        if not row.keeps:
+            assert not row.lasting and row.measures
 
 
 def test_pricing_classes_group_the_kinds_that_make_the_same_requests():
@@ -46,7 +49,7 @@ def test_pricing_classes_group_the_kinds_that_make_the_same_requests():
     assert kinds.pricing_class("azure") != kinds.pricing_class("s3")
     assert kinds.pricing_class("tape") == ""
     assert kinds.priced_kinds() == ("s3", "azure", "gcs")
-    assert set(kinds.object_kinds()) == {"s3", "azure", "gcs", "memory"}
+    assert set(kinds.object_kinds()) == {"s3", "azure", "gcs", "memory", "null"}
 
 
 def test_an_unknown_kind_is_one_clear_error():
