@@ -4,9 +4,10 @@ threads: the GIL stays free) while the rank "computes", and times every step as 
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 
 import numpy as np
@@ -81,60 +82,170 @@ def generate(context: Context) -> None:
 
 
 def epoch_order(seed: int, epoch: int, samples: int) -> np.ndarray:
-    """The samples in the order an epoch visits them: files (one sample each) shuffled with
-    the seed, afresh every epoch (as PyTorch's DistributedSampler: seed and epoch)."""
+    """hpcio's loader: the samples in the order an epoch visits them, files (one sample each)
+    shuffled with the seed, afresh every epoch (as PyTorch's DistributedSampler)."""
     return np.random.default_rng([seed, epoch, 0x5348]).permutation(samples)
 
 
 def rank_batches(order: np.ndarray, rank: int, ranks: int, steps: int, batch: int) -> np.ndarray:
-    """The sample indices of this rank's batches (steps x batch): every rank takes every
-    ranks-th sample of the epoch's order, so each sample read is read once across ranks."""
+    """hpcio's loader: the sample indices of this rank's batches (steps x batch): every rank
+    takes every ranks-th sample of the epoch's order, so each sample is read once across
+    ranks."""
     used = order[: steps * batch * ranks]
     return used[rank::ranks].reshape(steps, batch)
 
 
+def dlio_batches(seed: int, epoch: int, samples: int, rank: int, ranks: int, steps: int,
+                 batch: int) -> np.ndarray:  # fmt: skip
+    """DLIO's loader (its dlio_sampler, sample_shuffle: seed): the list of samples shuffled
+    in place after seeding numpy's global generator with the seed, once more each epoch, and
+    each rank taking a contiguous share of it (samples // ranks), batch after batch."""
+    order = np.arange(samples)
+    for _ in range(epoch + 1):
+        np.random.RandomState(seed).shuffle(order)
+    share = samples // ranks
+    mine = order[rank * share : (rank + 1) * share]
+    return mine[: steps * batch].reshape(steps, batch)
+
+
+class _HpcioLoader:
+    """`ahead` batches in flight, each read by its own lanes; a new one as each is taken."""
+
+    def __init__(self, fetch: Callable[[int], Background], steps: int, ahead: int) -> None:
+        self._fetch, self._steps, self._ahead = fetch, steps, ahead
+        self._pending = deque(fetch(s) for s in range(min(ahead, steps)))
+
+    def take(self, step: int) -> Background:
+        fetched = self._pending.popleft()
+        fetched.wait()
+        return fetched
+
+    def taken(self, step: int) -> None:
+        # The next fetch is the loader's work, done while the accelerator computes.
+        if step + self._ahead < self._steps:
+            self._pending.append(self._fetch(step + self._ahead))
+
+
+class _DlioLoader:
+    """PyTorch's DataLoader as DLIO sets it up: `workers` workers, batch i given to worker
+    i % workers, `factor` batches given to each at the start and one more as each is taken;
+    a worker reads its batches one after another. A worker's next batch starts when the
+    accelerator takes the one before it (at once when the worker has one batch at a time,
+    DLIO's unet3d default; with more, the batch waits until then)."""
+
+    def __init__(self, fetch: Callable[[int], Background], steps: int, workers: int,
+                 factor: int) -> None:  # fmt: skip
+        self._fetch, self._steps, self._workers = fetch, steps, workers
+        self._given: list[deque[int]] = [deque() for _ in range(workers)]
+        self._reading: list[Background | None] = [None] * workers
+        self._next = 0
+        for _ in range(min(workers * factor, steps)):
+            self._give()
+
+    def _give(self) -> None:
+        worker = self._next % self._workers
+        self._given[worker].append(self._next)
+        self._next += 1
+        self._start(worker)
+
+    def _start(self, worker: int) -> None:
+        if self._reading[worker] is None and self._given[worker]:
+            self._reading[worker] = self._fetch(self._given[worker].popleft())
+
+    def take(self, step: int) -> Background:
+        worker = step % self._workers
+        fetched = self._reading[worker]
+        assert fetched is not None, "batches are taken in order"
+        fetched.wait()
+        self._reading[worker] = None
+        return fetched
+
+    def taken(self, step: int) -> None:
+        self._start(step % self._workers)
+        if self._next < self._steps:
+            self._give()
+
+
+class _HandOver:
+    """DLIO's hand-over of a batch (--loader dlio): each sample's reader returns the same
+    resized image (record_length_resize bytes, random), collated into the batch the
+    accelerator receives: one copy of batch x that many bytes a step."""
+
+    def __init__(self, batch: int, sample_bytes: int, seed: int) -> None:
+        side = math.isqrt(sample_bytes)
+        rng = np.random.default_rng([seed, 0x52455A])  # "REZ": apart from payloads
+        self._image = rng.integers(0, 255, (side, side), dtype=np.uint8)
+        self._batch = np.empty((batch, side, side), np.uint8)
+
+    def collate(self) -> None:
+        self._batch[:] = self._image
+
+
 def train(context: Context) -> None:
-    from hpcio.workloads.training.unet3d import compute_seconds, steps_per_epoch
+    from hpcio.workloads.training.unet3d import (
+        batches_in_flight,
+        chunk_bytes,
+        compute_seconds,
+        handed_over_bytes,
+        prefetch_factor,
+        record_bytes,
+        steps_per_epoch,
+    )
 
     run, who = context.run, context.who
     p = run.params
+    dlio = p.loader == "dlio"
     data = _data_set(context)
     file_bytes = data.file_bytes()
     steps = steps_per_epoch(p.samples, p.batch, who.size)
     compute_ns = round(compute_seconds(p) * 1e9)
-    epochs, waits = [], []
-
+    chunk = chunk_bytes(run)
+    # DLIO's workers each read their batch's files one after another; hpcio's lanes share it.
+    lanes = 1 if dlio else p.read_threads
     # Each fetch's lanes get buffers for any sample: the executors are reused step to step.
-    lane_bytes = min(p.transfer_bytes or int(file_bytes.max()), int(file_bytes.max()))
-
-    def fetch(indices: np.ndarray) -> Background:
-        keys = [data.key(int(i)) for i in indices]
-        plan = files_plan(Op.OPEN_READ, Op.READ, keys, file_bytes[indices], p.transfer_bytes)
-        return context.background(plan, p.read_threads, lane_bytes)
+    lane_bytes = min(chunk or int(file_bytes.max()), int(file_bytes.max()))
+    # DLIO's barrier after every step stands for the gradients' allreduce.
+    communicator = context.communicator() if dlio and who.size > 1 else None
+    hand_over = _HandOver(p.batch, handed_over_bytes(p), run.seed) if dlio else None
+    epochs, waits, timings = [], [], []
 
     for epoch in range(p.epochs):
-        batches = rank_batches(epoch_order(run.seed, epoch, p.samples), who.rank, who.size,
-                               steps, p.batch)  # fmt: skip
+        if dlio:
+            batches = dlio_batches(run.seed, epoch, p.samples, who.rank, who.size, steps,
+                                   p.batch)  # fmt: skip
+        else:
+            batches = rank_batches(epoch_order(run.seed, epoch, p.samples), who.rank,
+                                   who.size, steps, p.batch)  # fmt: skip
+
+        def fetch(step: int, batches: np.ndarray = batches) -> Background:
+            indices = batches[step]
+            keys = [data.key(int(i)) for i in indices]
+            plan = files_plan(Op.OPEN_READ, Op.READ, keys, file_bytes[indices], chunk)
+            return context.background(plan, lanes, lane_bytes)
+
         loads, computes = [], []
         epoch_start = step_start = _engine.clock_ns()
-        # The loader starts with the epoch (DLIO's first step pays for it): `prefetch`
-        # batches in flight, a new one as each is taken.
-        pending = deque(fetch(batches[s]) for s in range(min(p.prefetch, steps)))
+        # The loader starts with the epoch (DLIO's first step pays for it).
+        feeder: _HpcioLoader | _DlioLoader = (
+            _DlioLoader(fetch, steps, p.read_threads, prefetch_factor(p))
+            if dlio
+            else _HpcioLoader(fetch, steps, batches_in_flight(p))
+        )
         for step in range(steps):
-            fetched = pending.popleft()
-            fetched.wait()
-            loaded = _engine.clock_ns()
+            fetched = feeder.take(step)
             if fetched.failed():
                 return  # the phase fails with the engine's message; no AU from half an epoch
-            # The accelerator starts now; the next fetch is the data loader's work, done
-            # while it computes, so it starts inside the compute window.
-            if step + p.prefetch < steps:
-                pending.append(fetch(batches[step + p.prefetch]))
+            if hand_over is not None:
+                hand_over.collate()
+            loaded = _engine.clock_ns()
+            feeder.taken(step)
             _sleep_until(loaded + compute_ns)
             done = _engine.clock_ns()
             loads.append((loaded - step_start) / 1e9)
             computes.append((done - loaded) / 1e9)
-            step_start = done
+            if communicator is not None:
+                communicator.Barrier()
+            step_start = _engine.clock_ns()
         times = EpochTimes(
             wall_s=(step_start - epoch_start) / 1e9,
             load_s=loads,
@@ -143,12 +254,16 @@ def train(context: Context) -> None:
             batch=p.batch,
         )
         epochs.append(asdict(epoch_figures(times)))
+        timings.append({"wall_s": times.wall_s, "load_s": loads, "compute_s": computes})
         waits.extend(loads[EXCLUDED_FIRST_STEPS:])
     context.metrics.update(
         epochs=epochs,
+        step_times=timings,
         io_wait_s=waits,
         steps_per_epoch=steps,
         compute_time_s=compute_ns / 1e9,
+        record_bytes=record_bytes(p),
+        loader=p.loader,
     )
 
 

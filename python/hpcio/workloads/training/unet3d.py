@@ -5,6 +5,7 @@ rank is an accelerator that reads batches of npz samples through reader threads 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from hpcio.workloads.contract import (
 )
 from hpcio.workloads.patterns.common import DIRECT_ALIGN
 from hpcio.workloads.training import loader
-from hpcio.workloads.training.dataset import SCALES, DataSet, owns_key
+from hpcio.workloads.training.dataset import SAMPLE_MEAN_BYTES, SCALES, DataSet, owns_key
 from hpcio.workloads.training.utilization import (
     EXCLUDED_FIRST_STEPS,
     EpochFigures,
@@ -42,6 +43,13 @@ if TYPE_CHECKING:
 COMPUTE_S = {"a100": 0.636, "h100": 0.323, "b200": 0.162}
 #: DLIO's unet3d configs: dataset.num_files_train (one sample per file).
 DEFAULT_SAMPLES = 168
+#: DLIO's unet3d configs: dataset.record_length_bytes_resize.
+RESIZE_BYTES = 2_097_152
+#: The loader shapes (--loader): DLIO 2.0.0's, and hpcio's own (before issue 26).
+LOADERS = ("dlio", "hpcio")
+#: np.load reads an npz member in calls of this many bytes (numpy's format.BUFFER_SIZE), so
+#: DLIO's npz reader asks the storage for a sample this much at a time.
+NUMPY_CHUNK_BYTES = 1 << 18
 #: MLPerf Storage's sizing rules for a valid run.
 MIN_STEPS_PER_EPOCH = 500
 MIN_RAM_MULTIPLE = 5
@@ -89,18 +97,36 @@ class TrainParams:
     )
     read_threads: int = option(
         "--read-threads", kind=POSITIVE, default=4,
-        help="reads in flight per accelerator for each batch being fetched (DLIO's "
-        "read_threads: 4)",
+        help="DLIO's read_threads (4): with --loader dlio, the data loader's worker processes, "
+        "each reading whole batches; with --loader hpcio, the reads in flight for each batch "
+        "being fetched",
     )  # fmt: skip
     epochs: int = option("--epochs", kind=POSITIVE, default=5, help="epochs (DLIO's: 5)")
     compute_time_s: float | None = option(
-        "--compute-time", kind=DURATION, default=None,
-        help="seconds of emulated compute per step (default: the accelerator's, divided by "
-        "16 at --scale small)",
+        "--compute-time", kind=DURATION, default=None, aliases=("--computation-time",),
+        help="seconds of emulated compute per step (DLIO's computation_time; default: the "
+        "accelerator's, divided by 16 at --scale small)",
     )  # fmt: skip
     prefetch: int = option(
-        "--prefetch", kind=POSITIVE, default=2,
-        help="batches fetched ahead of the one computed (PyTorch's prefetch_factor: 2)",
+        "--prefetch", kind=POSITIVE, default=2, aliases=("--prefetch-size",),
+        help="DLIO's prefetch_size (2): with --loader dlio, each worker is given "
+        "ceil(prefetch / read-threads) batches at once (PyTorch's prefetch_factor), so "
+        "read-threads x that many batches are in flight; with --loader hpcio, the batches "
+        "fetched ahead of the one computed",
+    )  # fmt: skip
+    loader: str = option(
+        "--loader", kind=choice(*LOADERS), default="dlio",
+        help="dlio: DLIO 2.0.0's PyTorch loader: read-threads workers, each reading its "
+        "batch's files one after another in numpy's 256 KiB reads, each sample handed over "
+        "as a --record-length-resize array, and a barrier across ranks after every step; "
+        "hpcio: each batch's files read at once by read-threads lanes in whole-file reads "
+        "(or --transfer calls), prefetch batches ahead, no hand-over and no barrier (ranks "
+        "step independently): hpcio's figures before issue 26",
+    )  # fmt: skip
+    resize_bytes: int | None = option(
+        "--record-length-resize", kind=SIZE, unit="bytes", default=None,
+        help="DLIO's record_length_resize: bytes of each sample handed from the loader to the "
+        "accelerator, --loader dlio (default: unet3d's 2 MiB, divided by 16 at --scale small)",
     )  # fmt: skip
     transfer_bytes: int | None = _transfer_option()
 
@@ -124,6 +150,44 @@ def compute_seconds(params: TrainParams) -> float:
     if params.compute_time_s is not None:
         return params.compute_time_s
     return COMPUTE_S[params.accelerator] / DataSet(params.scale, 1, 0).divisor
+
+
+def record_bytes(params: TrainParams) -> float:
+    """The configured mean sample size (DLIO's record_length), the figure DLIO multiplies its
+    samples/s by for its throughput."""
+    return SAMPLE_MEAN_BYTES / DataSet(params.scale, 1, 0).divisor
+
+
+def handed_over_bytes(params: TrainParams) -> int:
+    """Bytes of one sample as the loader hands it over (--loader dlio): DLIO's resized image,
+    a square of int(sqrt(record_length_resize)) bytes a side."""
+    resize = params.resize_bytes
+    if resize is None:
+        resize = RESIZE_BYTES // DataSet(params.scale, 1, 0).divisor
+    return math.isqrt(resize) ** 2
+
+
+def prefetch_factor(params: TrainParams) -> int:
+    """Batches each DLIO worker is given at once: ceil(prefetch_size / read_threads)
+    (dlio_benchmark/data_loader/torch_data_loader.py)."""
+    return -(-params.prefetch // params.read_threads)
+
+
+def batches_in_flight(params: TrainParams) -> int:
+    """Batches the loader has asked for ahead of the accelerator."""
+    if params.loader == "dlio":
+        return params.read_threads * prefetch_factor(params)
+    return params.prefetch
+
+
+def chunk_bytes(run: RunSpec) -> int | None:
+    """Bytes per read call: --transfer, else numpy's chunk (--loader dlio on a file system,
+    where np.load reads the open file) or the whole file (None: --loader hpcio, and object
+    stores, whose readers fetch an object whole before np.load sees it)."""
+    params = run.params
+    if params.transfer_bytes is not None or params.loader != "dlio":
+        return params.transfer_bytes
+    return None if run.target.is_object_store else NUMPY_CHUNK_BYTES
 
 
 def steps_per_epoch(samples: int, batch: int, ranks: int) -> int:
@@ -247,29 +311,40 @@ class Unet3d(_Unet3dBase):
         return PythonBody(loader.train)
 
     def in_flight(self, run: RunSpec) -> int:
-        return run.params.read_threads * run.params.prefetch
+        p = run.params
+        return batches_in_flight(p) * self._lanes(run)
 
     def _lane_bytes(self, run: RunSpec) -> int:
-        """A reader lane's buffer: a transfer, or the largest sample read whole."""
+        """A reader lane's buffer: a read call, or the largest sample read whole."""
         largest = self._largest(run)
-        return min(run.params.transfer_bytes or largest, largest)
+        return min(chunk_bytes(run) or largest, largest)
 
     def _lanes(self, run: RunSpec) -> int:
-        """Lanes of one batch's fetch: no more than it has calls at once."""
+        """Lanes of one batch's fetch: one for a DLIO worker, which reads its batch's files
+        one after another; else no more than the batch has calls at once."""
         p = run.params
+        if p.loader == "dlio":
+            return 1
         at_once = p.batch if p.transfer_bytes is None else _transfers(run)
         return min(p.read_threads, at_once)
 
     def memory(self, run: RunSpec, ranks_per_node: int) -> MemoryNeed:
-        """The reader lanes' buffers of the batches fetched ahead; on memory://, also the data
-        set each rank holds, and the larger of those buffers and datagen's (which go first)."""
+        """The reader lanes' buffers of the batches fetched ahead and the batch handed over;
+        on memory://, also the data set each rank holds, and the larger of those buffers and
+        datagen's (which go first)."""
         p = run.params
         lanes, lane = self._lanes(run), self._lane_bytes(run)
-        readers = p.prefetch * lanes * lane
+        ahead = batches_in_flight(p)
+        readers = ahead * lanes * lane
+        whole = chunk_bytes(run) is None
         words = (
-            f"{p.prefetch} batch(es) ahead x {lanes} reader(s) x {format_bytes(lane)} "
-            f"({'a transfer' if p.transfer_bytes else 'the largest sample'})"
+            f"{ahead} batch(es) ahead x {lanes} reader(s) x {format_bytes(lane)} "
+            f"({'the largest sample' if whole else 'a read call'})"
         )
+        if p.loader == "dlio":
+            handed = (p.batch + 1) * handed_over_bytes(p)
+            readers += handed
+            words += f" + the batch handed over ({format_bytes(handed)})"
         if run.target.kind == "memory":
             generating = 2 * self._largest(run)
             return MemoryNeed(
@@ -314,7 +389,7 @@ class Unet3d(_Unet3dBase):
         return (
             f"{p.accelerator}, {p.samples} sample(s) ({p.scale} scale), batch {p.batch}, "
             f"{steps} step(s) x {p.epochs} epoch(s), {compute_seconds(p):g} s compute per "
-            f"step, {p.read_threads} reader(s)"
+            f"step, {_loader_words(p)}"
         )
 
     def label(self, settings: dict[str, Any]) -> str:
@@ -330,6 +405,7 @@ class Unet3d(_Unet3dBase):
         au = run_utilization(figures)
         waits = [w for m in per_rank for w in m["io_wait_s"]]
         first = per_rank[0]
+        dlio_mib = au.dlio_mib_per_s(first["record_bytes"])
         return {
             "au_percent": au.au_percent,
             "au_stdev_percent": au.au_stdev_percent,
@@ -337,11 +413,27 @@ class Unet3d(_Unet3dBase):
             "au_passed": au.passed,
             "samples_per_s": au.samples_per_s,
             "throughput_mib_per_s": au.mib_per_s,
+            "throughput_mb_per_s": au.mib_per_s * (1 << 20) / 1e6,
+            "dlio_samples_per_s": au.dlio_samples_per_s,
+            "dlio_samples_stdev_per_s": au.dlio_samples_stdev_per_s,
+            "dlio_io_mib_per_s": dlio_mib,
+            "dlio_io_mb_per_s": dlio_mib * (1 << 20) / 1e6,
+            "record_bytes": first["record_bytes"],
+            "loader": first["loader"],
             "io_wait": wait_summary(waits),
             "steps_per_epoch": first["steps_per_epoch"],
             "compute_time_s": first["compute_time_s"],
             "accelerators": len(per_rank),
         }
+
+
+def _loader_words(p: TrainParams) -> str:
+    if p.loader == "dlio":
+        return (
+            f"DLIO's loader: {p.read_threads} worker(s) x {prefetch_factor(p)} batch(es), "
+            f"{format_bytes(handed_over_bytes(p))} handed over a sample, a barrier a step"
+        )
+    return f"hpcio's loader: {p.prefetch} batch(es) ahead x {p.read_threads} reader(s)"
 
 
 def _transfers(run: RunSpec) -> int:
