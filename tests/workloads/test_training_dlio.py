@@ -12,9 +12,9 @@ from hpcio.workloads.contract import Phase, PythonBody, RankInfo
 from hpcio.workloads.training import loader, unet3d
 
 
-def _trained(**params):
-    memory = TargetSpec.from_url("memory://")
-    run = RunSpec.build("unet3d", target=memory, scale="small", samples=21, epochs=2,
+def _trained(url="memory://", **params):
+    where = TargetSpec.from_url(url)
+    run = RunSpec.build("unet3d", target=where, scale="small", samples=21, epochs=2,
                         compute_time_s=0.005, **params).validate()  # fmt: skip
     target = _engine.Target(run.target.url)
     who = RankInfo(0, 1)
@@ -53,11 +53,17 @@ def test_au_and_rates_are_dlio_s_formulas_over_the_run_s_own_step_times(shape):
     assert read == figures.bytes
 
 
-def test_dlio_loader_reads_each_sample_in_numpy_s_chunks():
-    _, dlio = _trained()
-    _, hpcio = _trained(loader="hpcio")
+def test_dlio_loader_reads_each_file_in_numpy_s_chunks(tmp_path):
+    _, dlio = _trained(f"file://{tmp_path}")
+    _, hpcio = _trained(f"file://{tmp_path}", loader="hpcio")
     assert dlio.bytes == hpcio.bytes
-    # hpcio's shape: one whole-file read a sample; DLIO's: 256 KiB calls.
+    # hpcio's shape: one whole-file read a sample; DLIO's np.load: 256 KiB calls.
     whole_file_reads = 2 * 3 * 7
     assert hpcio.ops == whole_file_reads
     assert dlio.ops >= -(-dlio.bytes // unet3d.NUMPY_CHUNK_BYTES)
+
+
+def test_dlio_loader_gets_each_object_whole():
+    # DLIO's object readers fetch an object whole before np.load sees it.
+    _, figures = _trained()
+    assert figures.ops == 2 * 3 * 7
