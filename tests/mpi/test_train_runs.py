@@ -53,7 +53,12 @@ def test_datagen_then_training_on_a_directory(hpcio, file_url, target_dir, tmp_p
     done = datagen(hpcio, url, 13, ranks=3)
     assert done.returncode == 0, done.stderr
     data = DataSet("small", 13, 1)
-    files = sorted(p.name for p in target_dir.iterdir())
+    # DLIO's layout: the samples under train/, and valid/ (empty), which DLIO's reader needs.
+    folder = target_dir / data.folder
+    assert sorted(p.name for p in target_dir.iterdir()) == [data.folder]
+    assert sorted(p.name for p in folder.iterdir()) == ["train", "valid"]
+    assert not any((folder / "valid").iterdir())
+    files = sorted(f"{data.folder}/train/{p.name}" for p in (folder / "train").iterdir())
     assert files == data.keys()
     for index in (0, 12):  # np.load reads DLIO's layout: one array x, of the drawn size
         with np.load(target_dir / data.key(index)) as npz:
@@ -95,7 +100,7 @@ def test_datagen_then_training_on_a_directory(hpcio, file_url, target_dir, tmp_p
     assert "| 3 x h100      | 13 (small) |" in done.stdout
     assert "not a valid MLPerf Storage size:" in done.stdout
     assert "fewer than 500" in done.stdout
-    assert sorted(p.name for p in target_dir.iterdir()) == data.keys()
+    assert sorted(str(p.relative_to(target_dir)) for p in target_dir.rglob("*.npz")) == data.keys()
 
 
 def test_direct_datagen_and_training_bypass_the_page_cache(hpcio, file_url, target_dir,
@@ -107,7 +112,7 @@ def test_direct_datagen_and_training_bypass_the_page_cache(hpcio, file_url, targ
                  "--direct", "-q")  # fmt: skip
     assert done.returncode == 0, done.stderr
     data = DataSet("small", 6, 1, aligned=True)
-    assert sorted(p.name for p in target_dir.iterdir()) == data.keys()
+    assert sorted(str(p.relative_to(target_dir)) for p in target_dir.rglob("*.npz")) == data.keys()
     for index in range(6):
         path = target_dir / data.key(index)
         assert path.stat().st_size == data.file_bytes()[index]
@@ -130,7 +135,7 @@ def test_direct_datagen_and_training_bypass_the_page_cache(hpcio, file_url, targ
     done = train(hpcio, url, "--samples", 6, "--batch", 1, "--epochs", 1, "--compute-time",
                  "0.01", ranks=2, out=tmp_path / "u.jsonl")  # fmt: skip
     assert done.returncode == 1
-    assert "hpcio-unet3d-small-s1-img_" in done.stderr
+    assert "hpcio-unet3d-small-s1-n6/train/img_" in done.stderr
 
 
 def test_training_without_its_data_set_fails_in_one_line(hpcio, file_url, target_dir,
@@ -139,7 +144,7 @@ def test_training_without_its_data_set_fails_in_one_line(hpcio, file_url, target
                  ranks=2, out=tmp_path / "t.jsonl")  # fmt: skip
     assert done.returncode == 1
     assert "read phase of iteration 1 failed: rank " in done.stderr
-    assert "hpcio-unet3d-small-s1-img_" in done.stderr
+    assert "hpcio-unet3d-small-s1-n28/train/img_" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -288,7 +293,8 @@ accelerator = "h100"
     for doc in docs:
         (phase,) = doc["phases"]
         assert phase["errors"] == 0 and phase["metrics"]["accelerators"] == doc["ranks"]
-    assert sorted(p.name for p in target_dir.iterdir()) == DataSet("small", 8, 1).keys()
+    npz = sorted(str(p.relative_to(target_dir)) for p in target_dir.rglob("*.npz"))
+    assert npz == DataSet("small", 8, 1).keys()
     report = hpcio("report", out)
     assert report.returncode == 0, report.stderr
     rows = [line.split("|")[1].strip() for line in report.stdout.splitlines()

@@ -52,6 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_common_arguments(p, skip=("phases", "stripe_count", "stripe_size_bytes"))
     spec_options.add_arguments(p, registry.options(_workloads()))
+    p.add_argument(
+        "--dlio-config", metavar="FILE", default=None,
+        help="a DLIO workload file (configs/workload/*.yaml): its options that change what "
+        "storage sees, under DLIO's names, as defaults the flags given override; hpcio "
+        "refuses, by name, the ones it cannot emulate",
+    )  # fmt: skip
     add_output_arguments(p, "print only the AU table")
     add_dry_run_argument(p)
     options.once_each(p, keep=("store_option",))
@@ -68,6 +74,7 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
     every = registry.options(_workloads())
     given = spec_options.values(args, every)
     settings = {
+        **_from_dlio_config(args),
         **given,
         **common_settings(args),
         "ranks": ranks,
@@ -87,12 +94,31 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
     return run.validate()
 
 
+def _from_dlio_config(args: argparse.Namespace) -> dict[str, object]:
+    if args.dlio_config is None:
+        return {}
+    from hpcio.workloads.training import dlio_config
+
+    found = dlio_config.settings(args.dlio_config, unet3d.COMPUTE_S)
+    if args.name == "datagen":
+        datagen = {o.field for o in registry.options([registry.get(WORKLOADS["datagen"])])}
+        found = {k: v for k, v in found.items() if k in datagen or k == "seed"}
+    return found
+
+
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from hpcio.runner.launch import launch_or_join
 
     if args.ranks is not None and args.ranks < 1:
         raise SpecError(f"-n must be at least 1, got {args.ranks}")
     run = spec(args, args.ranks or 1)
+    if args.dlio_config is not None:
+        from hpcio.workloads.training import dlio_config
+
+        left = dlio_config.left_out(args.dlio_config)
+        if left:
+            print(f"hpcio: {args.dlio_config}: left to hpcio checkpoint: {', '.join(left)}",
+                  file=sys.stderr)  # fmt: skip
     if args.dry_run:
         return dry_run(f"train {args.name}", [run])
     check_output(args.output)

@@ -1,14 +1,18 @@
-"""The unet3d data set as DLIO lays it out: one sample per file, an npz (np.savez, no
-compression) of one uint8 array whose size is drawn from a normal distribution, seeded. The
-sizes and names follow from (scale, samples, seed) alone, so datagen and every training run
-agree on them without reading the data set back. A data set for O_DIRECT (`--direct`) pads each
-file with zeros to a multiple of 4 KiB, which np.load ignores, and is named apart ("-a4k"), so
-a directory can hold both and a run never reads the other kind."""
+"""The unet3d data set as DLIO lays it out: a folder of its own (DLIO's data_folder) holding
+`train/`, one sample per file, and an empty `valid/` (DLIO's reader needs it). A sample is an
+npz (np.savez, no compression) of one uint8 array whose size is the product of two dimensions
+drawn as DLIO's generator draws them, seeded. The sizes and names follow from (scale,
+samples, seed) alone, so datagen and every training run agree on them without reading the
+data set back. Data sets written before issue 26 (files at the target's top level, each size
+one normal draw) stay readable (`flat`). A data set for O_DIRECT (`--direct`) pads each file
+with zeros to a multiple of 4 KiB, which np.load ignores, and is named apart ("-a4k"), so a
+directory can hold both and a run never reads the other kind."""
 
 from __future__ import annotations
 
 import functools
 import io
+import math
 import re
 from dataclasses import dataclass
 
@@ -26,7 +30,17 @@ SAMPLE_STDEV_BYTES = 68_341_808
 SMALL_DIVISOR = 16
 SCALES = ("full", "small")
 
-_KEY = re.compile(r"hpcio-unet3d-(full|small)-s[0-9]+(-a4k)?-img_[0-9]{7,}_of_[0-9]{7,}\.npz")
+#: DLIO's folders: the training samples and the evaluation's (empty: hpcio does not evaluate).
+TRAIN_FOLDER = "train"
+VALID_FOLDER = "valid"
+
+_SAMPLE = r"img_[0-9]{7,}_of_[0-9]{7,}\.npz"
+#: A data set's folder and what it holds (train/ and its samples, valid/), or a sample of a
+#: flat data set (before issue 26).
+_KEY = re.compile(
+    rf"hpcio-unet3d-(full|small)-s[0-9]+(-a4k)?"
+    rf"(-n[0-9]+(/({TRAIN_FOLDER}(/{_SAMPLE})?|{VALID_FOLDER}))?|-{_SAMPLE})"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,27 +50,39 @@ class DataSet:
     seed: int
     #: Files padded to DIRECT_ALIGN, for O_DIRECT reads and writes.
     aligned: bool = False
+    #: hpcio's layout before issue 26: files at the top level, sizes one normal draw each.
+    flat: bool = False
 
     @property
     def divisor(self) -> int:
         return SMALL_DIVISOR if self.scale == "small" else 1
 
+    @property
+    def _name(self) -> str:
+        return f"hpcio-unet3d-{self.scale}-s{self.seed}{'-a4k' if self.aligned else ''}"
+
+    @property
+    def folder(self) -> str:
+        """DLIO's data_folder: train/ and valid/ are below it."""
+        return f"{self._name}-n{self.samples}"
+
     def key(self, index: int) -> str:
-        kind = "-a4k" if self.aligned else ""
-        return (f"hpcio-unet3d-{self.scale}-s{self.seed}{kind}-img_{index:07d}_of_"
-                f"{self.samples:07d}.npz")  # fmt: skip
+        sample = f"img_{index:07d}_of_{self.samples:07d}.npz"
+        if self.flat:
+            return f"{self._name}-{sample}"
+        return f"{self.folder}/{TRAIN_FOLDER}/{sample}"
 
     def keys(self) -> list[str]:
         return [self.key(i) for i in range(self.samples)]
 
     def array_bytes(self) -> np.ndarray:
-        """Each sample's array size in bytes (int64), drawn once from N(mean, stdev) with the
-        seed; a draw below one byte is one byte (as DLIO keeps dimensions at least 1)."""
+        """Each sample's array size in bytes (int64), drawn once with the seed: see
+        `dlio_sizes` (a `flat` data set: one draw from N(mean, stdev), at least one byte)."""
         rng = np.random.default_rng([self.seed, 0x554E4554])  # "UNET": apart from payloads
-        drawn = rng.normal(
-            SAMPLE_MEAN_BYTES / self.divisor, SAMPLE_STDEV_BYTES / self.divisor, self.samples
-        )
-        return np.maximum(drawn.astype(np.int64), 1)
+        mean, stdev = SAMPLE_MEAN_BYTES / self.divisor, SAMPLE_STDEV_BYTES / self.divisor
+        if self.flat:
+            return np.maximum(rng.normal(mean, stdev, self.samples).astype(np.int64), 1)
+        return dlio_sizes(rng, mean, stdev, self.samples)
 
     def file_bytes(self) -> np.ndarray:
         """Each sample's file size: the array and np.savez's fixed headers (and the padding
@@ -68,6 +94,20 @@ class DataSet:
 
     def total_bytes(self) -> int:
         return int(self.file_bytes().sum())
+
+
+def dlio_sizes(rng: np.random.Generator, mean: float, stdev: float, samples: int) -> np.ndarray:
+    """Sample sizes as DLIO's generator draws them (data_generator.py, get_dimension, and
+    config.py, derive_configurations): a side of int(sqrt(mean)) bytes, two sides a sample
+    each drawn from N(side, stdev / 2 / sqrt(mean)) and cut to a whole number at least 1, the
+    size their product. Its mean is about the configured mean; its spread about 0.71 of the
+    configured stdev (sqrt(2) x side x stdev / 2 / sqrt(mean))."""
+    side = int(math.sqrt(mean))
+    if stdev <= 0:
+        return np.full(samples, side * side, np.int64)
+    drawn = rng.normal(side, stdev / 2.0 / math.sqrt(mean), 2 * samples)
+    sides = np.maximum(drawn.astype(np.int64), 1)
+    return sides[0::2] * sides[1::2]
 
 
 def owns_key(name: str) -> bool:

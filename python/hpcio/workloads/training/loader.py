@@ -5,6 +5,7 @@ threads: the GIL stays free) while the rank "computes", and times every step as 
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -15,7 +16,14 @@ import numpy as np
 from hpcio import _engine
 from hpcio.workloads.contract import Background, Context
 from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
-from hpcio.workloads.training.dataset import DataSet, aligned_buffer, npz_sample
+from hpcio.workloads.training.dataset import (
+    TRAIN_FOLDER,
+    VALID_FOLDER,
+    DataSet,
+    aligned_buffer,
+    npz_sample,
+)
+from hpcio.workloads.training.found import FoundDataSet
 from hpcio.workloads.training.utilization import (
     EXCLUDED_FIRST_STEPS,
     EpochTimes,
@@ -23,7 +31,7 @@ from hpcio.workloads.training.utilization import (
 )
 
 
-def _data_set(context: Context) -> DataSet:
+def _data_set(context: Context) -> DataSet | FoundDataSet:
     from hpcio.workloads.training.unet3d import data_set
 
     return data_set(context.run)
@@ -64,6 +72,11 @@ def generate(context: Context) -> None:
     run, who = context.run, context.who
     p = run.params
     data = _data_set(context)
+    assert isinstance(data, DataSet), "datagen writes hpcio's data set"
+    if not run.target.is_object_store:
+        # DLIO reads train/ and needs valid/ to exist (the evaluation's, empty here).
+        for folder in (TRAIN_FOLDER, VALID_FOLDER):
+            os.makedirs(context.path(f"{data.folder}/{folder}"), exist_ok=True)
     sizes = data.array_bytes()
     everyone = run.target.kind == "memory"
     mine = range(data.samples) if everyone else range(who.rank, data.samples, who.size)
@@ -197,7 +210,8 @@ def train(context: Context) -> None:
     dlio = p.loader == "dlio"
     data = _data_set(context)
     file_bytes = data.file_bytes()
-    steps = steps_per_epoch(p.samples, p.batch, who.size)
+    samples = data.samples
+    steps = steps_per_epoch(samples, p.batch, who.size)
     compute_ns = round(compute_seconds(p) * 1e9)
     chunk = chunk_bytes(run)
     # DLIO's workers each read their batch's files one after another; hpcio's lanes share it.
@@ -211,10 +225,10 @@ def train(context: Context) -> None:
 
     for epoch in range(p.epochs):
         if dlio:
-            batches = dlio_batches(run.seed, epoch, p.samples, who.rank, who.size, steps,
+            batches = dlio_batches(run.seed, epoch, samples, who.rank, who.size, steps,
                                    p.batch)  # fmt: skip
         else:
-            batches = rank_batches(epoch_order(run.seed, epoch, p.samples), who.rank,
+            batches = rank_batches(epoch_order(run.seed, epoch, samples), who.rank,
                                    who.size, steps, p.batch)  # fmt: skip
 
         def fetch(step: int, batches: np.ndarray = batches) -> Background:

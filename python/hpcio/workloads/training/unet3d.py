@@ -5,7 +5,9 @@ rank is an accelerator that reads batches of npz samples through reader threads 
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,6 +30,7 @@ from hpcio.workloads.contract import (
 from hpcio.workloads.patterns.common import DIRECT_ALIGN
 from hpcio.workloads.training import loader
 from hpcio.workloads.training.dataset import SAMPLE_MEAN_BYTES, SCALES, DataSet, owns_key
+from hpcio.workloads.training.found import FoundDataSet, find_dlio
 from hpcio.workloads.training.utilization import (
     EXCLUDED_FIRST_STEPS,
     EpochFigures,
@@ -141,8 +144,24 @@ class DatagenParams:
     )
 
 
-def data_set(run: RunSpec) -> DataSet:
-    return DataSet(run.params.scale, run.params.samples, run.seed, aligned=run.direct)
+def data_set(run: RunSpec) -> DataSet | FoundDataSet:
+    """The files a run writes or reads. Training on a directory reads DLIO's data set when
+    it finds one there (listed), else hpcio's: in DLIO's layout, or the flat one hpcio wrote
+    before issue 26 when that is what the directory holds."""
+    p = run.params
+    ours = DataSet(p.scale, p.samples, run.seed, aligned=run.direct)
+    if not isinstance(p, TrainParams) or run.target.is_object_store:
+        return ours
+    found = find_dlio(run.target.path, p.samples)
+    if found is not None:
+        return found
+    flat = dataclasses.replace(ours, flat=True)
+    there = run.target.path
+    if not os.path.exists(os.path.join(there, ours.key(0))) and os.path.exists(
+        os.path.join(there, flat.key(0))
+    ):
+        return flat
+    return ours
 
 
 def compute_seconds(params: TrainParams) -> float:
@@ -234,7 +253,7 @@ class _Unet3dBase(Workload):
         return [Written("each sample's object", largest, part, False)]
 
     def disk_words(self, run: RunSpec) -> str:
-        return f"{run.params.samples} sample(s) of {format_bytes(self._mean_bytes(run))} mean"
+        return f"{data_set(run).samples} sample(s) of {format_bytes(self._mean_bytes(run))} mean"
 
     def _mean_bytes(self, run: RunSpec) -> int:
         return int(data_set(run).file_bytes().mean())
@@ -285,16 +304,28 @@ class Unet3d(_Unet3dBase):
     def validate(self, run: RunSpec) -> None:
         super().validate(run)
         p = run.params
-        one_batch = p.batch * run.ranks
-        if p.samples < one_batch:
+        data = data_set(run)
+        samples = data.samples
+        if isinstance(data, FoundDataSet) and run.direct:
             raise SpecError(
-                f"a data set of {p.samples} sample(s) is smaller than one batch of --batch "
+                f"--direct: DLIO's files in {data.folder} are not padded to "
+                f"{format_bytes(DIRECT_ALIGN)}, which O_DIRECT needs"
+            )
+        one_batch = p.batch * run.ranks
+        if samples < one_batch:
+            raise SpecError(
+                f"a data set of {samples} sample(s) is smaller than one batch of --batch "
                 f"{p.batch} for each of {run.ranks} rank(s): give --samples {one_batch} or more"
             )
-        if steps_per_epoch(p.samples, p.batch, run.ranks) <= EXCLUDED_FIRST_STEPS:
+        if steps_per_epoch(samples, p.batch, run.ranks) <= EXCLUDED_FIRST_STEPS:
+            what = (
+                f"the {samples} file(s) found in {data.folder} give"
+                if isinstance(data, FoundDataSet)
+                else f"--samples {samples} gives"
+            )
             raise SpecError(
-                f"--samples {p.samples} gives each rank one step per epoch, and AU leaves the "
-                f"first step out: give --samples {2 * one_batch} or more"
+                f"{what} each rank one step per epoch, and AU leaves the first step out: give "
+                f"--samples {2 * one_batch} or more"
             )
 
     def phases(self, run: RunSpec) -> tuple[Phase, ...]:
@@ -371,8 +402,9 @@ class Unet3d(_Unet3dBase):
         p = run.params
         if phase is Phase.WRITE:
             return data_set(run).total_bytes()
-        used = steps_per_epoch(p.samples, p.batch, run.ranks) * p.batch * run.ranks
-        return p.epochs * data_set(run).total_bytes() * used // p.samples
+        data = data_set(run)
+        used = steps_per_epoch(data.samples, p.batch, run.ranks) * p.batch * run.ranks
+        return p.epochs * data.total_bytes() * used // data.samples
 
     def cache_facts(self, run: RunSpec) -> CacheFacts:
         return CacheFacts(
@@ -385,9 +417,10 @@ class Unet3d(_Unet3dBase):
 
     def describe(self, run: RunSpec) -> str:
         p = run.params
-        steps = steps_per_epoch(p.samples, p.batch, run.ranks)
+        data = data_set(run)
+        steps = steps_per_epoch(data.samples, p.batch, run.ranks)
         return (
-            f"{p.accelerator}, {p.samples} sample(s) ({p.scale} scale), batch {p.batch}, "
+            f"{p.accelerator}, {_data_words(data, p.scale)}, batch {p.batch}, "
             f"{steps} step(s) x {p.epochs} epoch(s), {compute_seconds(p):g} s compute per "
             f"step, {_loader_words(p)}"
         )
@@ -425,6 +458,16 @@ class Unet3d(_Unet3dBase):
             "compute_time_s": first["compute_time_s"],
             "accelerators": len(per_rank),
         }
+
+
+def _data_words(data: DataSet | FoundDataSet, scale: str) -> str:
+    if isinstance(data, FoundDataSet):
+        return (
+            f"DLIO's data set found in {data.folder}: {data.found} file(s), "
+            f"{format_bytes(data.found_bytes)}, the first {data.samples} read "
+            f"({format_bytes(data.total_bytes())})"
+        )
+    return f"{data.samples} sample(s) ({scale} scale)"
 
 
 def _loader_words(p: TrainParams) -> str:
