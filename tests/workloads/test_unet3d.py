@@ -321,7 +321,8 @@ def test_sizing_rules():
          "the first step out: give --samples 14 or more"),
         (("--verify",), "--verify: unet3d's samples are npz files (headers around the payload), "
          "which the engine does not check"),
-        (("--in-flight", "2"), "--in-flight is for unet3d-datagen, not unet3d"),
+        (("--in-flight", "2"),
+         "--in-flight is for unet3d-datagen and cosmoflow-datagen, not unet3d"),
         (("--compute-time", "0"), "--compute-time must be more than 0 seconds, got '0'"),
     ],
 )  # fmt: skip

@@ -27,16 +27,25 @@ from hpcio.spec import options as spec_options
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import registry
-from hpcio.workloads.training import unet3d
+from hpcio.workloads.training import cosmoflow, unet3d
 
 if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
     from hpcio.runner.world import Comm
 
-HELP = "MLPerf Storage's unet3d training emulation (AU per accelerator) and its datagen"
+HELP = (
+    "MLPerf Storage's unet3d and cosmoflow training emulations (AU per accelerator), their datagen"
+)
 
 #: What `hpcio train NAME` runs.
-WORKLOADS = {"unet3d": unet3d.Unet3d.name, "datagen": unet3d.Unet3dDatagen.name}
+WORKLOADS = {
+    "unet3d": unet3d.Unet3d.name,
+    "datagen": unet3d.Unet3dDatagen.name,
+    "cosmoflow": cosmoflow.Cosmoflow.name,
+    "cosmoflow-datagen": cosmoflow.CosmoflowDatagen.name,
+}
+#: The datagen that writes each training's data set.
+_DATAGEN = {"unet3d": "datagen", "cosmoflow": "cosmoflow-datagen"}
 
 
 def _workloads() -> list:
@@ -47,8 +56,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "name",
         choices=tuple(WORKLOADS),
-        help="unet3d: train on the data set (every rank an accelerator); datagen: write it "
-        "once (same --scale, --samples and --seed as the training runs)",
+        help="unet3d, cosmoflow: train on the data set (every rank an accelerator); datagen, "
+        "cosmoflow-datagen: write unet3d's or cosmoflow's once (same --scale, --samples and "
+        "--seed as the training runs)",
     )
     add_common_arguments(p, skip=("phases", "stripe_count", "stripe_size_bytes"))
     spec_options.add_arguments(p, registry.options(_workloads()))
@@ -80,15 +90,18 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
         "ranks": ranks,
         "target": TargetSpec.from_url(args.target, **store_options(args.store_option)),
     }
-    if workload is registry.get(WORKLOADS["datagen"]):
+    if args.name not in _DATAGEN:
         settings["keep"] = True  # the data set is for the training runs that follow
     run = RunSpec.build(workload.name, **settings)
     options.refuse_inapplicable(run, typed_options(args), every, "training")
     if isinstance(run.params, unet3d.TrainParams):
+        # The document says what ran: the compute time used, the samples found.
         run = dataclasses.replace(
             run,
             params=dataclasses.replace(
-                run.params, compute_time_s=unet3d.compute_seconds(run.params)
+                run.params,
+                compute_time_s=unet3d.compute_seconds(run.params),
+                samples=unet3d.data_set(run).samples,
             ),
         )
     return run.validate()
@@ -100,8 +113,8 @@ def _from_dlio_config(args: argparse.Namespace) -> dict[str, object]:
     from hpcio.workloads.training import dlio_config
 
     found = dlio_config.settings(args.dlio_config, unet3d.COMPUTE_S)
-    if args.name == "datagen":
-        datagen = {o.field for o in registry.options([registry.get(WORKLOADS["datagen"])])}
+    if args.name not in _DATAGEN:
+        datagen = {o.field for o in registry.options([registry.get(WORKLOADS[args.name])])}
         found = {k: v for k, v in found.items() if k in datagen or k == "seed"}
     return found
 
@@ -144,7 +157,7 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
 
         output = results_io.destination(args.output)
         docs = run_all(world, todo, output, console.progress, console.announce, finished)
-        if world.rank == 0 and docs and args.name == "unet3d":
+        if world.rank == 0 and docs and args.name in _DATAGEN:
             from hpcio.report.training import au_table, sizing_lines
 
             say("")

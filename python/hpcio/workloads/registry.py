@@ -13,7 +13,7 @@ from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
 from hpcio.workloads.replay.workload import Replay
 from hpcio.workloads.seismic import imaging, volume
-from hpcio.workloads.training import unet3d
+from hpcio.workloads.training import cosmoflow, unet3d
 
 _REGISTERED: tuple[Workload, ...] = (
     patterns.Sfsw(), patterns.Sfmw(), patterns.Mfmw(), patterns.Sfmr(), patterns.Mfmr(),
@@ -26,6 +26,7 @@ _REGISTERED: tuple[Workload, ...] = (
     volume.Volume(),
     imaging.Imaging(),
     unet3d.Unet3d(), unet3d.Unet3dDatagen(),
+    cosmoflow.Cosmoflow(), cosmoflow.CosmoflowDatagen(),
     Replay(),
 )  # fmt: skip
 

@@ -20,10 +20,27 @@ import numpy as np
 
 from hpcio import _engine
 from hpcio.workloads.patterns.common import DIRECT_ALIGN
+from hpcio.workloads.training import tfrecord
 
 #: DLIO's unet3d configs (configs/workload/unet3d_*.yaml): record_length_bytes and _stdev.
 SAMPLE_MEAN_BYTES = 146_600_628
 SAMPLE_STDEV_BYTES = 68_341_808
+FORMATS = ("npz", "tfrecord")
+
+
+@dataclass(frozen=True, slots=True)
+class SampleKind:
+    """What a training workload's samples are: its DLIO config's dataset section (one sample
+    a file)."""
+
+    model: str
+    mean_bytes: int
+    stdev_bytes: int
+    #: The file's container: npz (np.savez) or tfrecord (tfrecord.py).
+    format: str
+
+
+UNET3D = SampleKind("unet3d", SAMPLE_MEAN_BYTES, SAMPLE_STDEV_BYTES, "npz")
 #: --scale small divides sample sizes and the compute time per step by this, so a step asks
 #: the storage for the same bytes per second of compute as at full scale (the AU of a
 #: bandwidth-bound target stays comparable) while the data set fits one machine.
@@ -34,11 +51,11 @@ SCALES = ("full", "small")
 TRAIN_FOLDER = "train"
 VALID_FOLDER = "valid"
 
-_SAMPLE = r"img_[0-9]{7,}_of_[0-9]{7,}\.npz"
+_SAMPLE = rf"img_[0-9]{{7,}}_of_[0-9]{{7,}}\.({'|'.join(FORMATS)})"
 #: A data set's folder and what it holds (train/ and its samples, valid/), or a sample of a
 #: flat data set (before issue 26).
 _KEY = re.compile(
-    rf"hpcio-unet3d-(full|small)-s[0-9]+(-a4k)?"
+    rf"hpcio-[a-z0-9]+-(full|small)-s[0-9]+(-a4k)?"
     rf"(-n[0-9]+(/({TRAIN_FOLDER}(/{_SAMPLE})?|{VALID_FOLDER}))?|-{_SAMPLE})"
 )
 
@@ -52,6 +69,7 @@ class DataSet:
     aligned: bool = False
     #: hpcio's layout before issue 26: files at the top level, sizes one normal draw each.
     flat: bool = False
+    kind: SampleKind = UNET3D
 
     @property
     def divisor(self) -> int:
@@ -59,7 +77,8 @@ class DataSet:
 
     @property
     def _name(self) -> str:
-        return f"hpcio-unet3d-{self.scale}-s{self.seed}{'-a4k' if self.aligned else ''}"
+        aligned = "-a4k" if self.aligned else ""
+        return f"hpcio-{self.kind.model}-{self.scale}-s{self.seed}{aligned}"
 
     @property
     def folder(self) -> str:
@@ -67,7 +86,7 @@ class DataSet:
         return f"{self._name}-n{self.samples}"
 
     def key(self, index: int) -> str:
-        sample = f"img_{index:07d}_of_{self.samples:07d}.npz"
+        sample = f"img_{index:07d}_of_{self.samples:07d}.{self.kind.format}"
         if self.flat:
             return f"{self._name}-{sample}"
         return f"{self.folder}/{TRAIN_FOLDER}/{sample}"
@@ -79,15 +98,17 @@ class DataSet:
         """Each sample's array size in bytes (int64), drawn once with the seed: see
         `dlio_sizes` (a `flat` data set: one draw from N(mean, stdev), at least one byte)."""
         rng = np.random.default_rng([self.seed, 0x554E4554])  # "UNET": apart from payloads
-        mean, stdev = SAMPLE_MEAN_BYTES / self.divisor, SAMPLE_STDEV_BYTES / self.divisor
+        mean = self.kind.mean_bytes / self.divisor
+        stdev = self.kind.stdev_bytes / self.divisor
         if self.flat:
             return np.maximum(rng.normal(mean, stdev, self.samples).astype(np.int64), 1)
         return dlio_sizes(rng, mean, stdev, self.samples)
 
     def file_bytes(self) -> np.ndarray:
-        """Each sample's file size: the array and np.savez's fixed headers (and the padding
-        to DIRECT_ALIGN of an aligned data set)."""
-        size = self.array_bytes() + npz_overhead_bytes()
+        """Each sample's file size: the array and its container's fixed bytes (np.savez's
+        headers, a TFRecord's length and CRCs), and the padding to DIRECT_ALIGN of an aligned
+        data set."""
+        size = self.array_bytes() + container_bytes(self.kind.format)
         if self.aligned:
             size = -(-size // DIRECT_ALIGN) * DIRECT_ALIGN
         return size
@@ -112,6 +133,11 @@ def dlio_sizes(rng: np.random.Generator, mean: float, stdev: float, samples: int
 
 def owns_key(name: str) -> bool:
     return _KEY.fullmatch(name) is not None
+
+
+def container_bytes(format: str) -> int:
+    """Bytes a file's container adds to its sample."""
+    return tfrecord.OVERHEAD_BYTES if format == "tfrecord" else npz_overhead_bytes()
 
 
 @functools.cache
@@ -166,17 +192,21 @@ def aligned_buffer(size: int) -> np.ndarray:
 
 
 def npz_sample(data_set: DataSet, index: int, array_bytes: int, out: np.ndarray) -> np.ndarray:
-    """Sample `index` as its npz file's bytes, built in `out` (at least its file size): one
-    array `x` of the engine's payload for the sample's key (incompressible, as DLIO's
-    random bytes), as np.load reads it back; zeros after it up to an aligned data set's
-    file size."""
+    """Sample `index` as its file's bytes, built in `out` (at least its file size): the
+    engine's payload for the sample's key (incompressible, as DLIO's random bytes) as one
+    npz array `x`, which np.load reads back, or one TFRecord record; zeros after it up to an
+    aligned data set's file size."""
     array = np.empty(array_bytes, np.uint8)
     _engine.payload_fill(array, data_set.seed, 0, data_set.key(index), 0)
-    size = array_bytes + npz_overhead_bytes()
-    into = _Into(out[:size])
-    np.savez(into, x=array)
-    if into.end != size:
-        raise ValueError(f"np.savez wrote {into.end} bytes, {size} planned")
+    size = array_bytes + container_bytes(data_set.kind.format)
+    if data_set.kind.format == "tfrecord":
+        written = tfrecord.into(out, array)
+    else:
+        into = _Into(out[:size])
+        np.savez(into, x=array)
+        written = into.end
+    if written != size:
+        raise ValueError(f"{data_set.kind.format}: wrote {written} bytes, {size} planned")
     padded = -(-size // DIRECT_ALIGN) * DIRECT_ALIGN if data_set.aligned else size
     out[size:padded] = 0
     return out[:padded]

@@ -10,7 +10,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -29,10 +29,11 @@ from hpcio.workloads.contract import (
 )
 from hpcio.workloads.patterns.common import DIRECT_ALIGN
 from hpcio.workloads.training import loader
-from hpcio.workloads.training.dataset import SAMPLE_MEAN_BYTES, SCALES, DataSet, owns_key
+from hpcio.workloads.training.dataset import SCALES, UNET3D, DataSet, SampleKind, owns_key
 from hpcio.workloads.training.found import FoundDataSet, find_dlio
 from hpcio.workloads.training.utilization import (
     EXCLUDED_FIRST_STEPS,
+    PASS_AU_PERCENT,
     EpochFigures,
     run_utilization,
     wait_summary,
@@ -53,6 +54,22 @@ LOADERS = ("dlio", "hpcio")
 #: np.load reads an npz member in calls of this many bytes (numpy's format.BUFFER_SIZE), so
 #: DLIO's npz reader asks the storage for a sample this much at a time.
 NUMPY_CHUNK_BYTES = 1 << 18
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingModel:
+    """What one of MLPerf Storage's training workloads is, from its DLIO configs."""
+
+    samples: SampleKind
+    #: Seconds of compute per step on each accelerator (train.computation_time).
+    compute_s: dict[str, float]
+    #: Bytes a sample is handed over as (record_length_resize; 0: the record length).
+    resize_bytes: int
+    #: The AU a run passes at (metric.au).
+    pass_au_percent: float
+
+
+UNET3D_MODEL = TrainingModel(UNET3D, COMPUTE_S, RESIZE_BYTES, PASS_AU_PERCENT)
 #: MLPerf Storage's sizing rules for a valid run.
 MIN_STEPS_PER_EPOCH = 500
 MIN_RAM_MULTIPLE = 5
@@ -85,6 +102,7 @@ def _transfer_option() -> Any:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrainParams:
+    MODEL: ClassVar[TrainingModel] = UNET3D_MODEL
     accelerator: str = option(
         "--accelerator", kind=choice(*COMPUTE_S), default="a100",
         help="the simulated accelerator: its compute time per step (a100 0.636 s, h100 "
@@ -136,6 +154,7 @@ class TrainParams:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DatagenParams:
+    MODEL: ClassVar[TrainingModel] = UNET3D_MODEL
     scale: str = _scale_option()
     samples: int = _samples_option()
     transfer_bytes: int | None = _transfer_option()
@@ -149,7 +168,7 @@ def data_set(run: RunSpec) -> DataSet | FoundDataSet:
     it finds one there (listed), else hpcio's: in DLIO's layout, or the flat one hpcio wrote
     before issue 26 when that is what the directory holds."""
     p = run.params
-    ours = DataSet(p.scale, p.samples, run.seed, aligned=run.direct)
+    ours = DataSet(p.scale, p.samples, run.seed, aligned=run.direct, kind=p.MODEL.samples)
     if not isinstance(p, TrainParams) or run.target.is_object_store:
         return ours
     found = find_dlio(run.target.path, p.samples)
@@ -168,13 +187,19 @@ def compute_seconds(params: TrainParams) -> float:
     """The emulated compute per step: as given, else the accelerator's (÷16 at small)."""
     if params.compute_time_s is not None:
         return params.compute_time_s
-    return COMPUTE_S[params.accelerator] / DataSet(params.scale, 1, 0).divisor
+    model = params.MODEL
+    if params.accelerator not in model.compute_s:
+        raise SpecError(
+            f"--accelerator {params.accelerator}: {model.samples.model} has compute times for "
+            f"{', '.join(model.compute_s)} only"
+        )
+    return model.compute_s[params.accelerator] / DataSet(params.scale, 1, 0).divisor
 
 
 def record_bytes(params: TrainParams) -> float:
     """The configured mean sample size (DLIO's record_length), the figure DLIO multiplies its
     samples/s by for its throughput."""
-    return SAMPLE_MEAN_BYTES / DataSet(params.scale, 1, 0).divisor
+    return params.MODEL.samples.mean_bytes / DataSet(params.scale, 1, 0).divisor
 
 
 def handed_over_bytes(params: TrainParams) -> int:
@@ -182,7 +207,9 @@ def handed_over_bytes(params: TrainParams) -> int:
     a square of int(sqrt(record_length_resize)) bytes a side."""
     resize = params.resize_bytes
     if resize is None:
-        resize = RESIZE_BYTES // DataSet(params.scale, 1, 0).divisor
+        model = params.MODEL
+        resize = model.resize_bytes or model.samples.mean_bytes
+        resize //= DataSet(params.scale, 1, 0).divisor
     return math.isqrt(resize) ** 2
 
 
@@ -443,7 +470,7 @@ class Unet3d(_Unet3dBase):
             "au_percent": au.au_percent,
             "au_stdev_percent": au.au_stdev_percent,
             "au_percent_by_epoch": list(au.au_percent_by_epoch),
-            "au_passed": au.passed,
+            "au_passed": au.au_percent >= self.params.MODEL.pass_au_percent,
             "samples_per_s": au.samples_per_s,
             "throughput_mib_per_s": au.mib_per_s,
             "throughput_mb_per_s": au.mib_per_s * (1 << 20) / 1e6,
