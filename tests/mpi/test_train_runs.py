@@ -300,3 +300,31 @@ accelerator = "h100"
     rows = [line.split("|")[1].strip() for line in report.stdout.splitlines()
             if line.startswith("| ") and (" x a100" in line or " x h100" in line)]  # fmt: skip
     assert sorted(rows) == ["1 x a100", "1 x h100", "2 x a100", "2 x h100"]
+
+
+def test_cosmoflow_in_lockstep_on_a_directory(hpcio, file_url, target_dir, tmp_path,
+                                              read_documents):  # fmt: skip
+    """cosmoflow at 2 ranks: its TFRecord data set under DLIO's layout, batches of 1, every
+    file read once an epoch across the ranks (DLIO's contiguous shares), a barrier a step."""
+    from hpcio.workloads.training import cosmoflow, tfrecord
+
+    url = file_url(target_dir)
+    done = hpcio("train", "cosmoflow-datagen", "-n", 2, "--target", url, *SMALL, "--samples",
+                 16, "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = DataSet("small", 16, 1, kind=cosmoflow.SAMPLES)
+    for index, key in enumerate(data.keys()):  # one record a file, of its drawn size
+        (record,) = tfrecord.records((target_dir / key).read_bytes())
+        assert len(record) == data.array_bytes()[index]
+    out = tmp_path / "c.jsonl"
+    done = hpcio("train", "cosmoflow", "-n", 2, "--target", url, *SMALL, "--samples", 16,
+                 "--epochs", 2, "--compute-time", "0.002", "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    assert doc["run"]["workload"] == "cosmoflow"
+    phase, metrics = the_metrics(doc)
+    assert phase["bytes_total"] == 2 * data.total_bytes()
+    assert phase["errors"] == 0
+    assert metrics["steps_per_epoch"] == 8 and metrics["accelerators"] == 2
+    assert metrics["au_passed"] == (metrics["au_percent"] >= 70.0)
+    assert "| 2 x a100      | 16 (small) |" in done.stdout
