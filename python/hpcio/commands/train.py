@@ -44,8 +44,8 @@ WORKLOADS = {
     "cosmoflow": cosmoflow.Cosmoflow.name,
     "cosmoflow-datagen": cosmoflow.CosmoflowDatagen.name,
 }
-#: The datagen that writes each training's data set.
-_DATAGEN = {"unet3d": "datagen", "cosmoflow": "cosmoflow-datagen"}
+#: Each training and the datagen that writes its data set.
+_TRAININGS = {"unet3d": "datagen", "cosmoflow": "cosmoflow-datagen"}
 
 
 def _workloads() -> list:
@@ -90,7 +90,7 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
         "ranks": ranks,
         "target": TargetSpec.from_url(args.target, **store_options(args.store_option)),
     }
-    if args.name not in _DATAGEN:
+    if args.name not in _TRAININGS:
         settings["keep"] = True  # the data set is for the training runs that follow
     run = RunSpec.build(workload.name, **settings)
     options.refuse_inapplicable(run, typed_options(args), every, "training")
@@ -112,9 +112,10 @@ def _from_dlio_config(args: argparse.Namespace) -> dict[str, object]:
         return {}
     from hpcio.workloads.training import dlio_config
 
-    found = dlio_config.settings(args.dlio_config, unet3d.COMPUTE_S)
-    if args.name not in _DATAGEN:
-        datagen = {o.field for o in registry.options([registry.get(WORKLOADS[args.name])])}
+    workload = registry.get(WORKLOADS[args.name])
+    found = dlio_config.settings(args.dlio_config, workload.params.MODEL.compute_s)
+    if args.name not in _TRAININGS:  # a datagen takes what shapes the data set
+        datagen = {o.field for o in registry.options([workload])}
         found = {k: v for k, v in found.items() if k in datagen or k == "seed"}
     return found
 
@@ -157,7 +158,7 @@ def _execute(world: Comm, args: argparse.Namespace, todo: list[RunSpec]) -> int:
 
         output = results_io.destination(args.output)
         docs = run_all(world, todo, output, console.progress, console.announce, finished)
-        if world.rank == 0 and docs and args.name in _DATAGEN:
+        if world.rank == 0 and docs and args.name in _TRAININGS:
             from hpcio.report.training import au_table, sizing_lines
 
             say("")
