@@ -73,7 +73,8 @@ def test_datagen_then_training_on_a_directory(hpcio, file_url, target_dir, tmp_p
     assert doc["run"]["workload"] == "unet3d"
     assert doc["run"]["params"] == {
         "accelerator": "h100", "scale": "small", "samples": 13, "batch": 2, "read_threads": 2,
-        "epochs": 2, "compute_time_s": 0.05, "prefetch": 2, "loader": "dlio",
+        "epochs": 2, "compute_time_s": 0.05, "prefetch": 2, "compute_stdev_s": None,
+        "training_steps": None, "sample_shuffle": "seed", "loader": "dlio",
         "resize_bytes": None, "transfer_bytes": None,
     }  # fmt: skip
     expected, steps = read_bytes_expected(13, batch=2, ranks=3, epochs=2)

@@ -4,6 +4,7 @@ DLIO 2.0.0's formulas (statscounter.py) applied to the step timings the run itse
 import numpy as np
 import pytest
 from hpcio import _engine
+from hpcio.errors import SpecError
 from hpcio.runner.body import run_python_body
 from hpcio.runner.world import SerialComm
 from hpcio.spec.model import RunSpec
@@ -205,3 +206,48 @@ def test_a_missing_or_broken_dlio_file_is_one_line(hpcio, tmp_path, error_line):
                  "--dry-run")  # fmt: skip
     assert done.returncode == 2
     assert "not YAML" in error_line(done)
+
+
+def test_dlio_s_step_knobs(tmp_path):
+    # total_training_steps caps an epoch; more than the data set gives is refused, as DLIO.
+    run, figures = _trained(f"file://{tmp_path}", training_steps=2)
+    assert figures.metrics["steps_per_epoch"] == 2
+    assert [len(t["load_s"]) for t in figures.metrics["step_times"]] == [2, 2]
+    with pytest.raises(SpecError, match="--training-steps 4: 21 sample"):
+        RunSpec.build("unet3d", target=run.target, scale="small", samples=21,
+                      training_steps=4).validate()  # fmt: skip
+    # computation_time_stdev: each step's compute its own draw.
+    _, spread = _trained(compute_stdev_s=0.004)
+    computes = [c for t in spread.metrics["step_times"] for c in t["compute_s"]]
+    assert len({round(c, 4) for c in computes}) > 1
+
+
+def test_dlio_s_shuffle_modes():
+    off = loader.dlio_batches(7, 0, 12, 1, 2, 3, 2, "off")
+    assert off.ravel().tolist() == [6, 7, 8, 9, 10, 11]  # rank 1's contiguous half, in order
+    seeded = [loader.dlio_batches(7, 0, 12, r, 2, 3, 2, "seed").ravel() for r in (0, 1)]
+    assert sorted(np.concatenate(seeded).tolist()) == list(range(12))
+    # Unseeded, each rank its own order (as DLIO's ranks): only the share's size is sure.
+    assert loader.dlio_batches(7, 0, 12, 1, 2, 3, 2, "random").shape == (3, 2)
+
+
+def test_dlio_s_step_knobs_are_read_under_their_names(tmp_path):
+    from hpcio.workloads.training import dlio_config
+
+    config = tmp_path / "w.yaml"
+    config.write_text(UNET3D_H100.replace(
+        "train: {epochs: 3, computation_time: 0.323}",
+        "train: {epochs: 3, computation_time: 0.323, computation_time_stdev: 0.01, "
+        "total_training_steps: 3}",
+    ).replace("sample_shuffle: seed", "sample_shuffle: random"))  # fmt: skip
+    found = dlio_config.settings(str(config), unet3d.COMPUTE_S)
+    assert found["compute_stdev_s"] == 0.01 and found["training_steps"] == 3
+    assert found["sample_shuffle"] == "random" and found["accelerator"] == "h100"
+    assert found["samples"] == 28 and found["prefetch"] == 8 and found["scale"] == "full"
+    config.write_text(UNET3D_H100.replace(
+        "train: {epochs: 3, computation_time: 0.323}",
+        "train: {epochs: 3, computation_time: 0.323, computation_time_stdev: 0, "
+        "total_training_steps: -1}",
+    ))  # fmt: skip
+    found = dlio_config.settings(str(config), unet3d.COMPUTE_S)
+    assert "compute_stdev_s" not in found and "training_steps" not in found

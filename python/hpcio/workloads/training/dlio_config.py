@@ -41,6 +41,9 @@ _TAKEN: dict[str, str | None] = {
     "reader.transfer_size": "transfer_bytes",
     "train.epochs": "epochs",
     "train.computation_time": "compute_time_s",
+    "train.computation_time_stdev": "compute_stdev_s",
+    "train.total_training_steps": "training_steps",
+    "reader.sample_shuffle": "sample_shuffle",
     "train.seed": "seed",
     # Where the data set is: --target says so.
     "dataset.data_folder": None,
@@ -65,6 +68,9 @@ _TAKEN: dict[str, str | None] = {
     "output.log_file": None,
 }
 
+#: Fields whose DLIO value 0 (or below) means "not set".
+_OFF_AT_ZERO = ("compute_stdev_s", "training_steps")
+
 #: DLIO's key -> the values hpcio emulates (a reason to refuse any other).
 _CHECKED: dict[str, Callable[[Any], str | None]] = {
     "dataset.format": _same("npz"),
@@ -74,10 +80,7 @@ _CHECKED: dict[str, Callable[[Any], str | None]] = {
     "dataset.compression": _same("none"),
     "reader.data_loader": _same("pytorch"),
     "reader.file_shuffle": _same("seed"),
-    "reader.sample_shuffle": _same("seed"),
     "reader.read_type": _same("on_demand"),
-    "train.computation_time_stdev": _none_above(0),
-    "train.total_training_steps": _none_above(0),
     "metric.au": _same(_PASS_AU),
     "workflow.evaluation": _same(False),
 }
@@ -137,7 +140,9 @@ def settings(path: str, compute_s: Mapping[str, float]) -> dict[str, Any]:
         section = key.split(".", 1)[0]
         if key in _TAKEN:
             field = _TAKEN[key]
-            if field is not None:
+            # DLIO's "none" for a spread or a step count is 0 (or -1).
+            off = field in _OFF_AT_ZERO and isinstance(value, int | float) and value <= 0
+            if field is not None and not off:
                 found[field] = value
         elif key in _CHECKED:
             why = _CHECKED[key](value)

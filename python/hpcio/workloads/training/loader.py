@@ -109,13 +109,18 @@ def rank_batches(order: np.ndarray, rank: int, ranks: int, steps: int, batch: in
 
 
 def dlio_batches(seed: int, epoch: int, samples: int, rank: int, ranks: int, steps: int,
-                 batch: int) -> np.ndarray:  # fmt: skip
-    """DLIO's loader (its dlio_sampler, sample_shuffle: seed): the list of samples shuffled
-    in place after seeding numpy's global generator with the seed, once more each epoch, and
-    each rank taking a contiguous share of it (samples // ranks), batch after batch."""
+                 batch: int, shuffle: str = "seed") -> np.ndarray:  # fmt: skip
+    """DLIO's loader (its dlio_sampler): the list of samples shuffled in place, once more
+    each epoch, after seeding numpy's global generator with the seed (sample_shuffle: seed;
+    random: unseeded; off: no shuffle), each rank taking a contiguous share of it (samples //
+    ranks), batch after batch. Unseeded, each rank shuffles its own way, as in DLIO: a sample
+    may then be read by two ranks in an epoch, or by none."""
     order = np.arange(samples)
-    for _ in range(epoch + 1):
-        np.random.RandomState(seed).shuffle(order)
+    if shuffle == "random":
+        np.random.default_rng().shuffle(order)
+    elif shuffle == "seed":
+        for _ in range(epoch + 1):
+            np.random.RandomState(seed).shuffle(order)
     share = samples // ranks
     mine = order[rank * share : (rank + 1) * share]
     return mine[: steps * batch].reshape(steps, batch)
@@ -199,10 +204,10 @@ def train(context: Context) -> None:
         batches_in_flight,
         chunk_bytes,
         compute_seconds,
+        epoch_steps,
         handed_over_bytes,
         prefetch_factor,
         record_bytes,
-        steps_per_epoch,
     )
 
     run, who = context.run, context.who
@@ -211,8 +216,11 @@ def train(context: Context) -> None:
     data = _data_set(context)
     file_bytes = data.file_bytes()
     samples = data.samples
-    steps = steps_per_epoch(samples, p.batch, who.size)
+    steps = epoch_steps(p, samples, who.size)
     compute_ns = round(compute_seconds(p) * 1e9)
+    # DLIO draws each step's compute from N(computation_time, computation_time_stdev).
+    spread = np.random.default_rng([run.seed, who.rank, 0x434F4D50])  # "COMP"
+    stdev_ns = (p.compute_stdev_s or 0.0) * 1e9
     chunk = chunk_bytes(run)
     # DLIO's workers each read their batch's files one after another; hpcio's lanes share it.
     lanes = 1 if dlio else p.read_threads
@@ -226,7 +234,7 @@ def train(context: Context) -> None:
     for epoch in range(p.epochs):
         if dlio:
             batches = dlio_batches(run.seed, epoch, samples, who.rank, who.size, steps,
-                                   p.batch)  # fmt: skip
+                                   p.batch, p.sample_shuffle)  # fmt: skip
         else:
             batches = rank_batches(epoch_order(run.seed, epoch, samples), who.rank,
                                    who.size, steps, p.batch)  # fmt: skip
@@ -253,7 +261,10 @@ def train(context: Context) -> None:
                 hand_over.collate()
             loaded = _engine.clock_ns()
             feeder.taken(step)
-            _sleep_until(loaded + compute_ns)
+            step_ns = compute_ns
+            if stdev_ns:
+                step_ns = max(0, round(spread.normal(compute_ns, stdev_ns)))
+            _sleep_until(loaded + step_ns)
             done = _engine.clock_ns()
             loads.append((loaded - step_start) / 1e9)
             computes.append((done - loaded) / 1e9)

@@ -51,6 +51,8 @@ DEFAULT_SAMPLES = 168
 RESIZE_BYTES = 2_097_152
 #: The loader shapes (--loader): DLIO 2.0.0's, and hpcio's own (before issue 26).
 LOADERS = ("dlio", "hpcio")
+#: DLIO's shuffle modes (common/enumerations.py, Shuffle).
+SHUFFLES = ("off", "seed", "random")
 #: np.load reads an npz member in calls of this many bytes (numpy's format.BUFFER_SIZE), so
 #: DLIO's npz reader asks the storage for a sample this much at a time.
 NUMPY_CHUNK_BYTES = 1 << 18
@@ -134,6 +136,24 @@ class TrainParams:
         "ceil(prefetch / read-threads) batches at once (PyTorch's prefetch_factor), so "
         "read-threads x that many batches are in flight; with --loader hpcio, the batches "
         "fetched ahead of the one computed",
+    )  # fmt: skip
+    compute_stdev_s: float | None = option(
+        "--compute-time-stdev", kind=DURATION, default=None,
+        aliases=("--computation-time-stdev",),
+        help="DLIO's computation_time_stdev: each step's compute drawn from a normal "
+        "distribution of this spread around --compute-time (at least 0), seeded per rank "
+        "(default: every step the same)",
+    )  # fmt: skip
+    training_steps: int | None = option(
+        "--training-steps", kind=POSITIVE, default=None, aliases=("--total-training-steps",),
+        help="DLIO's total_training_steps: at most this many steps an epoch (default: as many "
+        "as the data set gives every rank, floor(samples / batch / ranks))",
+    )  # fmt: skip
+    sample_shuffle: str = option(
+        "--sample-shuffle", kind=choice(*SHUFFLES), default="seed",
+        help="DLIO's sample_shuffle, --loader dlio: seed (numpy's generator seeded with --seed "
+        "before each epoch's shuffle, so runs repeat), random (unseeded: every run its own "
+        "order) or off (the files in order)",
     )  # fmt: skip
     loader: str = option(
         "--loader", kind=choice(*LOADERS), default="dlio",
@@ -234,6 +254,12 @@ def chunk_bytes(run: RunSpec) -> int | None:
     if params.transfer_bytes is not None or params.loader != "dlio":
         return params.transfer_bytes
     return None if run.target.is_object_store else NUMPY_CHUNK_BYTES
+
+
+def epoch_steps(params: TrainParams, samples: int, ranks: int) -> int:
+    """Steps each rank takes an epoch: the data set's, at most --training-steps."""
+    steps = steps_per_epoch(samples, params.batch, ranks)
+    return min(steps, params.training_steps or steps)
 
 
 def steps_per_epoch(samples: int, batch: int, ranks: int) -> int:
@@ -344,7 +370,16 @@ class Unet3d(_Unet3dBase):
                 f"a data set of {samples} sample(s) is smaller than one batch of --batch "
                 f"{p.batch} for each of {run.ranks} rank(s): give --samples {one_batch} or more"
             )
-        if steps_per_epoch(samples, p.batch, run.ranks) <= EXCLUDED_FIRST_STEPS:
+        most = steps_per_epoch(samples, p.batch, run.ranks)
+        if p.training_steps is not None and p.training_steps > most:
+            # DLIO: "Only have enough data for N steps but M wanted".
+            raise SpecError(
+                f"--training-steps {p.training_steps}: {samples} sample(s) give each of "
+                f"{run.ranks} rank(s) {most} step(s) of --batch {p.batch} an epoch"
+            )
+        if p.sample_shuffle != "seed" and p.loader != "dlio":
+            raise SpecError("--sample-shuffle is DLIO's loader's: give --loader dlio")
+        if epoch_steps(p, samples, run.ranks) <= EXCLUDED_FIRST_STEPS:
             what = (
                 f"the {samples} file(s) found in {data.folder} give"
                 if isinstance(data, FoundDataSet)
@@ -430,7 +465,7 @@ class Unet3d(_Unet3dBase):
         if phase is Phase.WRITE:
             return data_set(run).total_bytes()
         data = data_set(run)
-        used = steps_per_epoch(data.samples, p.batch, run.ranks) * p.batch * run.ranks
+        used = epoch_steps(p, data.samples, run.ranks) * p.batch * run.ranks
         return p.epochs * data.total_bytes() * used // data.samples
 
     def cache_facts(self, run: RunSpec) -> CacheFacts:
@@ -445,7 +480,7 @@ class Unet3d(_Unet3dBase):
     def describe(self, run: RunSpec) -> str:
         p = run.params
         data = data_set(run)
-        steps = steps_per_epoch(data.samples, p.batch, run.ranks)
+        steps = epoch_steps(p, data.samples, run.ranks)
         return (
             f"{p.accelerator}, {_data_words(data, p.scale)}, batch {p.batch}, "
             f"{steps} step(s) x {p.epochs} epoch(s), {compute_seconds(p):g} s compute per "
