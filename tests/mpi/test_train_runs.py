@@ -329,3 +329,31 @@ def test_cosmoflow_in_lockstep_on_a_directory(hpcio, file_url, target_dir, tmp_p
     assert metrics["steps_per_epoch"] == 8 and metrics["accelerators"] == 2
     assert metrics["au_passed"] == (metrics["au_percent"] >= 70.0)
     assert "| 2 x a100      | 16 (small) |" in done.stdout
+
+
+def test_resnet50_streams_its_files_on_a_directory(hpcio, file_url, target_dir, tmp_path,
+                                                   read_documents):  # fmt: skip
+    """resnet50 at 2 ranks: files of 1,251 TFRecord records, each rank streaming its own
+    files (tf.data's shard), a step reading the batch's records of them, a barrier a step."""
+    from hpcio.workloads.training import resnet50, tfrecord
+
+    url = file_url(target_dir)
+    done = hpcio("train", "resnet50-datagen", "-n", 2, "--target", url, *SMALL, "--samples",
+                 4, "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = DataSet("small", 4, 1, kind=resnet50.SAMPLES)
+    found = tfrecord.records((target_dir / data.key(3)).read_bytes())
+    assert len(found) == 1251 and {len(r) for r in found} == {int(data.array_bytes()[3])}
+    out = tmp_path / "r.jsonl"
+    done = hpcio("train", "resnet50", "-n", 2, "--target", url, *SMALL, "--samples", 4,
+                 "--batch", 250, "--read-threads", 2, "--epochs", 2, "--compute-time",
+                 "0.002", "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    assert doc["run"]["workload"] == "resnet50"
+    phase, metrics = the_metrics(doc)
+    steps = 4 * 1251 // (250 * 2)
+    assert metrics["steps_per_epoch"] == steps and metrics["accelerators"] == 2
+    assert phase["bytes_total"] == 2 * 2 * steps * 250 * int(data.record_bytes()[0])
+    assert phase["errors"] == 0
+    assert metrics["au_passed"] == (metrics["au_percent"] >= 90.0)

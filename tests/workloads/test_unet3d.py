@@ -322,7 +322,7 @@ def test_sizing_rules():
         (("--verify",), "--verify: unet3d's samples are npz files (headers around the payload), "
          "which the engine does not check"),
         (("--in-flight", "2"),
-         "--in-flight is for unet3d-datagen and cosmoflow-datagen, not unet3d"),
+         "--in-flight is for unet3d-datagen, cosmoflow-datagen and resnet50-datagen, not unet3d"),
         (("--compute-time", "0"), "--compute-time must be more than 0 seconds, got '0'"),
     ],
 )  # fmt: skip
@@ -333,9 +333,9 @@ def test_bad_input_is_one_line(hpcio, target_dir, file_url, error_line, args, me
 
 
 def test_unknown_training_is_one_line(hpcio, target_dir, file_url, error_line):
-    done = hpcio("train", "resnet50", "--target", file_url(target_dir))
+    done = hpcio("train", "gpt3", "--target", file_url(target_dir))
     assert done.returncode == 2
-    assert "invalid choice: 'resnet50'" in error_line(done)
+    assert "invalid choice: 'gpt3'" in error_line(done)
 
 
 def test_a_typo_in_the_buffers_is_refused_by_the_memory_check(hpcio, target_dir, file_url,

@@ -27,14 +27,15 @@ from hpcio.spec import options as spec_options
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import registry
-from hpcio.workloads.training import cosmoflow, unet3d
+from hpcio.workloads.training import cosmoflow, resnet50, unet3d
 
 if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
     from hpcio.runner.world import Comm
 
 HELP = (
-    "MLPerf Storage's unet3d and cosmoflow training emulations (AU per accelerator), their datagen"
+    "MLPerf Storage's unet3d, cosmoflow and resnet50 training emulations (AU per accelerator), "
+    "their datagen"
 )
 
 #: What `hpcio train NAME` runs.
@@ -43,9 +44,13 @@ WORKLOADS = {
     "datagen": unet3d.Unet3dDatagen.name,
     "cosmoflow": cosmoflow.Cosmoflow.name,
     "cosmoflow-datagen": cosmoflow.CosmoflowDatagen.name,
+    "resnet50": resnet50.Resnet50.name,
+    "resnet50-datagen": resnet50.Resnet50Datagen.name,
 }
 #: Each training and the datagen that writes its data set.
-_TRAININGS = {"unet3d": "datagen", "cosmoflow": "cosmoflow-datagen"}
+_TRAININGS = {
+    "unet3d": "datagen", "cosmoflow": "cosmoflow-datagen", "resnet50": "resnet50-datagen",
+}  # fmt: skip
 
 
 def _workloads() -> list:
@@ -56,9 +61,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "name",
         choices=tuple(WORKLOADS),
-        help="unet3d, cosmoflow: train on the data set (every rank an accelerator); datagen, "
-        "cosmoflow-datagen: write unet3d's or cosmoflow's once (same --scale, --samples and "
-        "--seed as the training runs)",
+        help="unet3d, cosmoflow, resnet50: train on the data set (every rank an accelerator); "
+        "datagen, cosmoflow-datagen, resnet50-datagen: write unet3d's, cosmoflow's or "
+        "resnet50's once (same --scale, --samples and --seed as the training runs; resnet50's "
+        "--samples counts its files)",
     )
     add_common_arguments(p, skip=("phases", "stripe_count", "stripe_size_bytes"))
     spec_options.add_arguments(p, registry.options(_workloads()))

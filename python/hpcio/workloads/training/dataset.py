@@ -30,14 +30,16 @@ FORMATS = ("npz", "tfrecord")
 
 @dataclass(frozen=True, slots=True)
 class SampleKind:
-    """What a training workload's samples are: its DLIO config's dataset section (one sample
-    a file)."""
+    """What a training workload's samples are: its DLIO config's dataset section."""
 
     model: str
     mean_bytes: int
     stdev_bytes: int
     #: The file's container: npz (np.savez) or tfrecord (tfrecord.py).
     format: str
+    #: DLIO's num_samples_per_file: a file's records all have its one drawn size, as DLIO's
+    #: TFRecord generator writes them (tf_generator.py: one shape a file).
+    samples_per_file: int = 1
 
 
 UNET3D = SampleKind("unet3d", SAMPLE_MEAN_BYTES, SAMPLE_STDEV_BYTES, "npz")
@@ -94,8 +96,18 @@ class DataSet:
     def keys(self) -> list[str]:
         return [self.key(i) for i in range(self.samples)]
 
+    @property
+    def sample_count(self) -> int:
+        """Samples in the data set: its files (`samples`) x the samples each holds."""
+        return self.samples * self.kind.samples_per_file
+
+    def record_bytes(self) -> np.ndarray:
+        """Each file's record size in its container (a file of several samples is that many
+        records, end to end)."""
+        return self.array_bytes() + container_bytes(self.kind.format)
+
     def array_bytes(self) -> np.ndarray:
-        """Each sample's array size in bytes (int64), drawn once with the seed: see
+        """Each file's sample (array) size in bytes (int64), drawn once with the seed: see
         `dlio_sizes` (a `flat` data set: one draw from N(mean, stdev), at least one byte)."""
         rng = np.random.default_rng([self.seed, 0x554E4554])  # "UNET": apart from payloads
         mean = self.kind.mean_bytes / self.divisor
@@ -108,7 +120,7 @@ class DataSet:
         """Each sample's file size: the array and its container's fixed bytes (np.savez's
         headers, a TFRecord's length and CRCs), and the padding to DIRECT_ALIGN of an aligned
         data set."""
-        size = self.array_bytes() + container_bytes(self.kind.format)
+        size = self.record_bytes() * self.kind.samples_per_file
         if self.aligned:
             size = -(-size // DIRECT_ALIGN) * DIRECT_ALIGN
         return size
@@ -192,15 +204,20 @@ def aligned_buffer(size: int) -> np.ndarray:
 
 
 def npz_sample(data_set: DataSet, index: int, array_bytes: int, out: np.ndarray) -> np.ndarray:
-    """Sample `index` as its file's bytes, built in `out` (at least its file size): the
-    engine's payload for the sample's key (incompressible, as DLIO's random bytes) as one
-    npz array `x`, which np.load reads back, or one TFRecord record; zeros after it up to an
-    aligned data set's file size."""
-    array = np.empty(array_bytes, np.uint8)
+    """File `index` as its bytes, built in `out` (at least its file size): the engine's
+    payload for the file's key (incompressible, as DLIO's random bytes) as one npz array `x`,
+    which np.load reads back, or TFRecord records (samples_per_file of them, each its share
+    of the payload); zeros after it up to an aligned data set's file size."""
+    records = data_set.kind.samples_per_file
+    array = np.empty(array_bytes * records, np.uint8)
     _engine.payload_fill(array, data_set.seed, 0, data_set.key(index), 0)
-    size = array_bytes + container_bytes(data_set.kind.format)
+    size = (array_bytes + container_bytes(data_set.kind.format)) * records
     if data_set.kind.format == "tfrecord":
-        written = tfrecord.into(out, array)
+        written = 0
+        for payload in np.split(array, records):
+            written += tfrecord.into(out[written:], payload)
+    elif records > 1:
+        raise ValueError("npz: one sample a file")
     else:
         into = _Into(out[:size])
         np.savez(into, x=array)

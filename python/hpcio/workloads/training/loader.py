@@ -24,6 +24,13 @@ from hpcio.workloads.training.dataset import (
     npz_sample,
 )
 from hpcio.workloads.training.found import FoundDataSet
+from hpcio.workloads.training.records import (
+    TFRECORD_BUFFER_BYTES,
+    RecordRead,
+    ranges_plan,
+    rank_files,
+    stream_reads,
+)
 from hpcio.workloads.training.utilization import (
     EXCLUDED_FIRST_STEPS,
     EpochTimes,
@@ -215,7 +222,9 @@ def train(context: Context) -> None:
     dlio = p.loader == "dlio"
     data = _data_set(context)
     file_bytes = data.file_bytes()
-    samples = data.samples
+    # Files of several samples are streamed as DLIO's TFRecord reader streams them.
+    per_file = data.kind.samples_per_file if isinstance(data, DataSet) else 1
+    samples = data.samples * per_file
     steps = epoch_steps(p, samples, who.size)
     compute_ns = round(compute_seconds(p) * 1e9)
     # DLIO draws each step's compute from N(computation_time, computation_time_stdev).
@@ -223,23 +232,46 @@ def train(context: Context) -> None:
     stdev_ns = (p.compute_stdev_s or 0.0) * 1e9
     chunk = chunk_bytes(run)
     # DLIO's workers each read their batch's files one after another; hpcio's lanes share it.
-    lanes = 1 if dlio else p.read_threads
+    lanes = 1 if dlio and per_file == 1 else p.read_threads
     # Each fetch's lanes get buffers for any sample: the executors are reused step to step.
     lane_bytes = min(chunk or int(file_bytes.max()), int(file_bytes.max()))
+    if per_file > 1:
+        assert isinstance(data, DataSet)
+        record_sizes = data.record_bytes()
+        file_keys = data.keys()
+        mine = rank_files(data.samples, who.rank, who.size)
+        lane_bytes = p.transfer_bytes or TFRECORD_BUFFER_BYTES
     # DLIO's barrier after every step stands for the gradients' allreduce.
     communicator = context.communicator() if dlio and who.size > 1 else None
-    hand_over = _HandOver(p.batch, handed_over_bytes(p), run.seed) if dlio else None
+    # DLIO's TensorFlow loader maps its parse over whole batches: one resized image a batch.
+    handed = p.batch if per_file == 1 else 1
+    hand_over = _HandOver(handed, handed_over_bytes(p), run.seed) if dlio else None
     epochs, waits, timings = [], [], []
 
     for epoch in range(p.epochs):
-        if dlio:
-            batches = dlio_batches(run.seed, epoch, samples, who.rank, who.size, steps,
-                                   p.batch, p.sample_shuffle)  # fmt: skip
+        step_reads: list[list[RecordRead]] = []
+        if per_file > 1:
+            step_reads = [
+                stream_reads(mine, per_file, p.read_threads, (epoch * steps + s) * p.batch, p.batch)
+                for s in range(steps)
+            ]
+            batches = np.empty((steps, 0), np.int64)
+            step_bytes = [sum(r.count * int(record_sizes[r.file]) for r in reads)
+                          for reads in step_reads]  # fmt: skip
         else:
-            batches = rank_batches(epoch_order(run.seed, epoch, samples), who.rank,
-                                   who.size, steps, p.batch)  # fmt: skip
+            if dlio:
+                batches = dlio_batches(run.seed, epoch, samples, who.rank, who.size, steps,
+                                       p.batch, p.sample_shuffle)  # fmt: skip
+            else:
+                batches = rank_batches(epoch_order(run.seed, epoch, samples), who.rank,
+                                       who.size, steps, p.batch)  # fmt: skip
+            step_bytes = [int(file_bytes[b].sum()) for b in batches]
 
-        def fetch(step: int, batches: np.ndarray = batches) -> Background:
+        def fetch(step: int, batches: np.ndarray = batches,
+                  reads: list[list[RecordRead]] = step_reads) -> Background:  # fmt: skip
+            if per_file > 1:
+                plan = ranges_plan(file_keys, reads[step], record_sizes, lane_bytes)
+                return context.background(plan, lanes, lane_bytes)
             indices = batches[step]
             keys = [data.key(int(i)) for i in indices]
             plan = files_plan(Op.OPEN_READ, Op.READ, keys, file_bytes[indices], chunk)
@@ -247,11 +279,13 @@ def train(context: Context) -> None:
 
         loads, computes = [], []
         epoch_start = step_start = _engine.clock_ns()
-        # The loader starts with the epoch (DLIO's first step pays for it).
+        # The loader starts with the epoch (DLIO's first step pays for it); tf.data's
+        # prefetches prefetch_size batches, each streamed by the interleave's threads.
+        ahead = p.prefetch if per_file > 1 else batches_in_flight(p)
         feeder: _HpcioLoader | _DlioLoader = (
             _DlioLoader(fetch, steps, p.read_threads, prefetch_factor(p))
-            if dlio
-            else _HpcioLoader(fetch, steps, batches_in_flight(p))
+            if dlio and per_file == 1
+            else _HpcioLoader(fetch, steps, ahead)
         )
         for step in range(steps):
             fetched = feeder.take(step)
@@ -275,7 +309,7 @@ def train(context: Context) -> None:
             wall_s=(step_start - epoch_start) / 1e9,
             load_s=loads,
             compute_s=computes,
-            step_bytes=[int(file_bytes[b].sum()) for b in batches],
+            step_bytes=step_bytes,
             batch=p.batch,
         )
         epochs.append(asdict(epoch_figures(times)))

@@ -203,6 +203,11 @@ def data_set(run: RunSpec) -> DataSet | FoundDataSet:
     return ours
 
 
+def sample_count(data: DataSet | FoundDataSet) -> int:
+    """Samples in a data set (DLIO's found files hold one each)."""
+    return data.sample_count if isinstance(data, DataSet) else data.samples
+
+
 def compute_seconds(params: TrainParams) -> float:
     """The emulated compute per step: as given, else the accelerator's (÷16 at small)."""
     if params.compute_time_s is not None:
@@ -358,7 +363,7 @@ class Unet3d(_Unet3dBase):
         super().validate(run)
         p = run.params
         data = data_set(run)
-        samples = data.samples
+        samples = sample_count(data)
         if isinstance(data, FoundDataSet) and run.direct:
             raise SpecError(
                 f"--direct: DLIO's files in {data.folder} are not padded to "
@@ -465,8 +470,9 @@ class Unet3d(_Unet3dBase):
         if phase is Phase.WRITE:
             return data_set(run).total_bytes()
         data = data_set(run)
-        used = epoch_steps(p, data.samples, run.ranks) * p.batch * run.ranks
-        return p.epochs * data.total_bytes() * used // data.samples
+        samples = sample_count(data)
+        used = epoch_steps(p, samples, run.ranks) * p.batch * run.ranks
+        return p.epochs * data.total_bytes() * used // samples
 
     def cache_facts(self, run: RunSpec) -> CacheFacts:
         return CacheFacts(
@@ -480,11 +486,12 @@ class Unet3d(_Unet3dBase):
     def describe(self, run: RunSpec) -> str:
         p = run.params
         data = data_set(run)
-        steps = epoch_steps(p, data.samples, run.ranks)
+        steps = epoch_steps(p, sample_count(data), run.ranks)
+        per_file = data.kind.samples_per_file if isinstance(data, DataSet) else 1
         return (
             f"{p.accelerator}, {_data_words(data, p.scale)}, batch {p.batch}, "
             f"{steps} step(s) x {p.epochs} epoch(s), {compute_seconds(p):g} s compute per "
-            f"step, {_loader_words(p)}"
+            f"step, {_loader_words(p, per_file)}"
         )
 
     def label(self, settings: dict[str, Any]) -> str:
@@ -529,10 +536,20 @@ def _data_words(data: DataSet | FoundDataSet, scale: str) -> str:
             f"{format_bytes(data.found_bytes)}, the first {data.samples} read "
             f"({format_bytes(data.total_bytes())})"
         )
+    per_file = data.kind.samples_per_file
+    if per_file > 1:
+        return f"{data.samples} file(s) of {per_file} sample(s) ({scale} scale)"
     return f"{data.samples} sample(s) ({scale} scale)"
 
 
-def _loader_words(p: TrainParams) -> str:
+def _loader_words(p: TrainParams, per_file: int) -> str:
+    if per_file > 1:
+        what = "DLIO's TFRecord reader" if p.loader == "dlio" else "hpcio's loader"
+        return (
+            f"{what}: {p.read_threads} file(s) streamed at once, {p.prefetch} batch(es) ahead"
+            + (f", {format_bytes(handed_over_bytes(p))} handed over a batch, a barrier a step"
+               if p.loader == "dlio" else "")
+        )  # fmt: skip
     if p.loader == "dlio":
         return (
             f"DLIO's loader: {p.read_threads} worker(s) x {prefetch_factor(p)} batch(es), "
