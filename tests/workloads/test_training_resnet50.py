@@ -92,3 +92,26 @@ def test_dry_run_says_resnet50_s_shape(hpcio, target_dir, file_url):
     assert done.returncode == 0, done.stderr
     assert "a100, 8 file(s) of 1251 sample(s) (full scale), batch 400, 25 step(s)" in done.stdout
     assert "DLIO's TFRecord reader: 8 file(s) streamed at once, 2 batch(es) ahead" in done.stdout
+
+
+def test_bert_is_dlio_s_bert_config():
+    from hpcio.workloads.training import bert
+
+    p = bert.BertParams()
+    assert (p.samples, p.batch, p.read_threads, p.epochs, p.training_steps) == (
+        500, 48, 1, 1, 1000,
+    )  # fmt: skip
+    assert bert.SAMPLES.samples_per_file == 313_532 and bert.SAMPLES.mean_bytes == 2_500
+    assert unet3d.compute_seconds(p) == 0.968
+    data = dataset.DataSet("full", 2, 1, kind=bert.SAMPLES)
+    assert list(data.file_bytes()) == [313_532 * (2_500 + 16)] * 2
+
+
+def test_fewer_files_than_ranks_is_one_line(hpcio, target_dir, file_url, error_line):
+    done = hpcio("train", "resnet50", "--target", file_url(target_dir), "-n", 2, "--samples",
+                 1, "--batch", 10, "--dry-run")  # fmt: skip
+    assert done.returncode == 2
+    assert error_line(done) == (
+        "hpcio: error: --samples 1: resnet50's files are streamed one rank each; give at least "
+        "one file a rank (2)"
+    )

@@ -27,15 +27,15 @@ from hpcio.spec import options as spec_options
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import registry
-from hpcio.workloads.training import cosmoflow, resnet50, unet3d
+from hpcio.workloads.training import bert, cosmoflow, resnet50, unet3d
 
 if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
     from hpcio.runner.world import Comm
 
 HELP = (
-    "MLPerf Storage's unet3d, cosmoflow and resnet50 training emulations (AU per accelerator), "
-    "their datagen"
+    "MLPerf Storage's unet3d, cosmoflow and resnet50 training emulations and DLIO's bert (AU "
+    "per accelerator), their datagen"
 )
 
 #: What `hpcio train NAME` runs.
@@ -46,10 +46,13 @@ WORKLOADS = {
     "cosmoflow-datagen": cosmoflow.CosmoflowDatagen.name,
     "resnet50": resnet50.Resnet50.name,
     "resnet50-datagen": resnet50.Resnet50Datagen.name,
+    "bert": bert.Bert.name,
+    "bert-datagen": bert.BertDatagen.name,
 }
 #: Each training and the datagen that writes its data set.
 _TRAININGS = {
     "unet3d": "datagen", "cosmoflow": "cosmoflow-datagen", "resnet50": "resnet50-datagen",
+    "bert": "bert-datagen",
 }  # fmt: skip
 
 
@@ -61,10 +64,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "name",
         choices=tuple(WORKLOADS),
-        help="unet3d, cosmoflow, resnet50: train on the data set (every rank an accelerator); "
-        "datagen, cosmoflow-datagen, resnet50-datagen: write unet3d's, cosmoflow's or "
-        "resnet50's once (same --scale, --samples and --seed as the training runs; resnet50's "
-        "--samples counts its files)",
+        help="unet3d, cosmoflow, resnet50, bert: train on the data set (every rank an "
+        "accelerator); datagen, cosmoflow-datagen, resnet50-datagen, bert-datagen: write its "
+        "data set once (same --scale, --samples and --seed as the training runs; resnet50's "
+        "and bert's --samples counts their files)",
     )
     add_common_arguments(p, skip=("phases", "stripe_count", "stripe_size_bytes"))
     spec_options.add_arguments(p, registry.options(_workloads()))

@@ -13,7 +13,7 @@ from hpcio.workloads.contract import Workload
 from hpcio.workloads.profiles import iozone, storage
 from hpcio.workloads.replay.workload import Replay
 from hpcio.workloads.seismic import imaging, volume
-from hpcio.workloads.training import cosmoflow, resnet50, unet3d
+from hpcio.workloads.training import bert, cosmoflow, resnet50, unet3d
 
 _REGISTERED: tuple[Workload, ...] = (
     patterns.Sfsw(), patterns.Sfmw(), patterns.Mfmw(), patterns.Sfmr(), patterns.Mfmr(),
@@ -28,6 +28,7 @@ _REGISTERED: tuple[Workload, ...] = (
     unet3d.Unet3d(), unet3d.Unet3dDatagen(),
     cosmoflow.Cosmoflow(), cosmoflow.CosmoflowDatagen(),
     resnet50.Resnet50(), resnet50.Resnet50Datagen(),
+    bert.Bert(), bert.BertDatagen(),
     Replay(),
 )  # fmt: skip
 

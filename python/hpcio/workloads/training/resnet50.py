@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from hpcio.errors import SpecError
 from hpcio.spec.options import POSITIVE, choice, option
 from hpcio.workloads.training.dataset import SampleKind
 from hpcio.workloads.training.records import TFRECORD_BUFFER_BYTES
@@ -65,14 +66,23 @@ class Resnet50DatagenParams(DatagenParams):
 
 class Resnet50Datagen(Unet3dDatagen):
     name = "resnet50-datagen"
-    params = Resnet50DatagenParams
+    params: type[DatagenParams] = Resnet50DatagenParams
     summary = "writes resnet50's data set once: TFRecord files of 1,251 samples each, timed"
 
 
 class Resnet50(Unet3d):
     name = "resnet50"
-    params = Resnet50Params
+    params: type[TrainParams] = Resnet50Params
     summary = "MLPerf Storage's resnet50 training: accelerator utilization (AU) of each rank"
+
+    def validate(self, run: RunSpec) -> None:
+        super().validate(run)
+        if run.params.samples < run.ranks:
+            # DLIO then shards records instead of files, which hpcio does not emulate.
+            raise SpecError(
+                f"--samples {run.params.samples}: {self.name}'s files are streamed one rank "
+                f"each; give at least one file a rank ({run.ranks})"
+            )
 
     def _lanes(self, run: RunSpec) -> int:
         """The interleave's threads, each streaming one file."""
