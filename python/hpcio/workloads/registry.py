@@ -10,6 +10,7 @@ from hpcio.errors import SpecError
 from hpcio.spec.options import Option, declared
 from hpcio.workloads import checkpoint, listing, netcdf_codes, patterns, python_files
 from hpcio.workloads.contract import Workload
+from hpcio.workloads.inference import model_load
 from hpcio.workloads.profiles import iozone, storage
 from hpcio.workloads.replay.workload import Replay
 from hpcio.workloads.seismic import imaging, volume
@@ -29,6 +30,7 @@ _REGISTERED: tuple[Workload, ...] = (
     cosmoflow.Cosmoflow(), cosmoflow.CosmoflowDatagen(),
     resnet50.Resnet50(), resnet50.Resnet50Datagen(),
     bert.Bert(), bert.BertDatagen(),
+    model_load.ModelLoad(),
     Replay(),
 )  # fmt: skip
 
