@@ -198,8 +198,9 @@ class ModelLoad(Workload):
         return (Phase.READ,)
 
     def prepare(self, run: RunSpec) -> RunSpec | None:
-        """The shards, written untimed before the loads."""
-        return run
+        """The shards, written untimed before the loads (--phases read: the ones an earlier
+        --keep run left)."""
+        return None if run.phases is not None else run
 
     def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
         return PythonBody(_lay_out if phase is Phase.WRITE else _load)
