@@ -322,7 +322,8 @@ def test_sizing_rules():
         (("--verify",), "--verify: unet3d's samples are npz files (headers around the payload), "
          "which the engine does not check"),
         (("--in-flight", "2"),
-         "--in-flight is for unet3d-datagen, cosmoflow-datagen and resnet50-datagen, not unet3d"),
+         "--in-flight is for unet3d-datagen, cosmoflow-datagen, resnet50-datagen and bert-datagen, "
+         "not unet3d"),
         (("--compute-time", "0"), "--compute-time must be more than 0 seconds, got '0'"),
     ],
 )  # fmt: skip
