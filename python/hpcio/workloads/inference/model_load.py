@@ -81,7 +81,7 @@ class ModelLoadParams:
     )  # fmt: skip
     scale: str = option(
         "--scale", kind=choice("full", "small"), default="full",
-        help="full: MLPerf's sample sizes and compute times; small: both divided by 16",
+        help="model-load: full, or small (hidden, MLP and vocabulary sizes divided by 16)",
     )  # fmt: skip
     load: str = option(
         "--load", kind=choice(*LOADS), default="ranged",
@@ -94,7 +94,7 @@ class ModelLoadParams:
     )  # fmt: skip
     in_flight: int = option(
         "--in-flight", kind=POSITIVE, default=4,
-        help="writes in flight per rank for each sample; model-load: tensors read at once",
+        help="model-load: tensors each rank reads at once (--load ranged)",
     )  # fmt: skip
 
 
@@ -176,7 +176,7 @@ class ModelLoad(Workload):
     summary = "an inference server's cold start: a model's safetensors shards loaded, timed"
     own_phases = (Phase.READ,)
     in_suites = False
-    lower = {"buffers": "--scale small or more ranks", "data": "--scale small",  # noqa: RUF012
+    lower = {"buffers": "--scale small", "data": "--scale small",  # noqa: RUF012
              "disk": "--scale small or --model 8b"}  # fmt: skip
 
     def validate(self, run: RunSpec) -> None:
@@ -225,12 +225,13 @@ class ModelLoad(Workload):
         return int(run.params.in_flight)
 
     def memory(self, run: RunSpec, ranks_per_node: int) -> MemoryNeed:
-        """A rank holds its shards' tensors once loaded, as a server does (and builds one
-        shard at a time while laying them out)."""
-        most = max(sum(s.nbytes for s in rank_shards(run, r, run.ranks)) for r in range(run.ranks))
+        """One shard at a time: a rank builds each shard whole to lay it out, and loads each
+        into a buffer it drops before the next (a server keeps them: it has the memory)."""
+        largest = max(s.nbytes for s in model_shards(run))
         return MemoryNeed(
-            ranks_per_node * most,
-            f"{ranks_per_node} rank(s) x their shards loaded ({format_bytes(most)})",
+            ranks_per_node * largest,
+            f"{ranks_per_node} rank(s) x one shard at a time (the largest, "
+            f"{format_bytes(largest)})",
             self.lower["buffers"],
         )
 
