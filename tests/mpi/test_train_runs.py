@@ -357,3 +357,24 @@ def test_resnet50_streams_its_files_on_a_directory(hpcio, file_url, target_dir, 
     assert phase["bytes_total"] == 2 * 2 * steps * 250 * int(data.record_bytes()[0])
     assert phase["errors"] == 0
     assert metrics["au_passed"] == (metrics["au_percent"] >= 90.0)
+
+
+def test_resnet50_on_the_s3_server(hpcio, s3_server, tmp_path, read_documents):
+    """resnet50's ranged reads of several-sample objects: every byte a step's records cover."""
+    from hpcio.workloads.training import resnet50
+
+    url = s3_server.url("resnet50")
+    done = hpcio("train", "resnet50-datagen", "--target", url, *SMALL, "--samples", 2, "-q",
+                 env=s3_server.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "r.jsonl"
+    done = hpcio("train", "resnet50", "--target", url, *SMALL, "--samples", 2, "--batch", 500,
+                 "--epochs", 1, "--compute-time", "0.002", "-o", out,
+                 env=s3_server.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    phase, metrics = the_metrics(doc)
+    record = int(DataSet("small", 2, 1, kind=resnet50.SAMPLES).record_bytes()[0])
+    assert metrics["steps_per_epoch"] == 2 * 1251 // 500
+    assert phase["bytes_total"] == metrics["steps_per_epoch"] * 500 * record
+    assert phase["errors"] == 0
