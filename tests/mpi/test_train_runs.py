@@ -26,7 +26,7 @@ def datagen(hpcio, url, samples, ranks, env=None):
                  "-q", env=env)  # fmt: skip
 
 
-def read_bytes_expected(samples, batch, ranks, epochs, seed=1):
+def read_bytes_expected(samples, batch, ranks, epochs, seed=1, shape="dlio"):
     """Bytes every epoch's batches read, all ranks: the npz files' sizes as drawn."""
     sizes = DataSet("small", samples, seed).file_bytes()
     steps = unet3d.steps_per_epoch(samples, batch, ranks)
@@ -34,7 +34,11 @@ def read_bytes_expected(samples, batch, ranks, epochs, seed=1):
     for epoch in range(epochs):
         order = loader.epoch_order(seed, epoch, samples)
         for rank in range(ranks):
-            total += int(sizes[loader.rank_batches(order, rank, ranks, steps, batch)].sum())
+            if shape == "dlio":
+                batches = loader.dlio_batches(seed, epoch, samples, rank, ranks, steps, batch)
+            else:
+                batches = loader.rank_batches(order, rank, ranks, steps, batch)
+            total += int(sizes[batches].sum())
     return total, steps
 
 
@@ -49,7 +53,12 @@ def test_datagen_then_training_on_a_directory(hpcio, file_url, target_dir, tmp_p
     done = datagen(hpcio, url, 13, ranks=3)
     assert done.returncode == 0, done.stderr
     data = DataSet("small", 13, 1)
-    files = sorted(p.name for p in target_dir.iterdir())
+    # DLIO's layout: the samples under train/, and valid/ (empty), which DLIO's reader needs.
+    folder = target_dir / data.folder
+    assert sorted(p.name for p in target_dir.iterdir()) == [data.folder]
+    assert sorted(p.name for p in folder.iterdir()) == ["train", "valid"]
+    assert not any((folder / "valid").iterdir())
+    files = sorted(f"{data.folder}/train/{p.name}" for p in (folder / "train").iterdir())
     assert files == data.keys()
     for index in (0, 12):  # np.load reads DLIO's layout: one array x, of the drawn size
         with np.load(target_dir / data.key(index)) as npz:
@@ -64,13 +73,19 @@ def test_datagen_then_training_on_a_directory(hpcio, file_url, target_dir, tmp_p
     assert doc["run"]["workload"] == "unet3d"
     assert doc["run"]["params"] == {
         "accelerator": "h100", "scale": "small", "samples": 13, "batch": 2, "read_threads": 2,
-        "epochs": 2, "compute_time_s": 0.05, "prefetch": 2, "transfer_bytes": None,
+        "epochs": 2, "compute_time_s": 0.05, "prefetch": 2, "compute_stdev_s": None,
+        "training_steps": None, "sample_shuffle": "seed", "loader": "dlio",
+        "resize_bytes": None, "transfer_bytes": None,
     }  # fmt: skip
     expected, steps = read_bytes_expected(13, batch=2, ranks=3, epochs=2)
     assert steps == 2  # 13 // (2 x 3): one sample waits for another epoch
     phase, metrics = the_metrics(doc)
     assert phase["bytes_total"] == expected
-    assert phase["requests"]["read"] == phase["requests"]["open"] == 2 * 3 * 2 * 2
+    assert phase["requests"]["open"] == 2 * 3 * 2 * 2
+    # DLIO's npz reader: each file in numpy's 256 KiB calls.
+    assert phase["requests"]["read"] >= expected / unet3d.NUMPY_CHUNK_BYTES
+    assert metrics["loader"] == "dlio"
+    assert metrics["dlio_samples_per_s"] > 0 and metrics["dlio_io_mib_per_s"] > 0
     assert phase["errors"] == 0
     assert metrics["accelerators"] == 3
     assert metrics["steps_per_epoch"] == 2
@@ -86,7 +101,7 @@ def test_datagen_then_training_on_a_directory(hpcio, file_url, target_dir, tmp_p
     assert "| 3 x h100      | 13 (small) |" in done.stdout
     assert "not a valid MLPerf Storage size:" in done.stdout
     assert "fewer than 500" in done.stdout
-    assert sorted(p.name for p in target_dir.iterdir()) == data.keys()
+    assert sorted(str(p.relative_to(target_dir)) for p in target_dir.rglob("*.npz")) == data.keys()
 
 
 def test_direct_datagen_and_training_bypass_the_page_cache(hpcio, file_url, target_dir,
@@ -98,7 +113,7 @@ def test_direct_datagen_and_training_bypass_the_page_cache(hpcio, file_url, targ
                  "--direct", "-q")  # fmt: skip
     assert done.returncode == 0, done.stderr
     data = DataSet("small", 6, 1, aligned=True)
-    assert sorted(p.name for p in target_dir.iterdir()) == data.keys()
+    assert sorted(str(p.relative_to(target_dir)) for p in target_dir.rglob("*.npz")) == data.keys()
     for index in range(6):
         path = target_dir / data.key(index)
         assert path.stat().st_size == data.file_bytes()[index]
@@ -121,7 +136,7 @@ def test_direct_datagen_and_training_bypass_the_page_cache(hpcio, file_url, targ
     done = train(hpcio, url, "--samples", 6, "--batch", 1, "--epochs", 1, "--compute-time",
                  "0.01", ranks=2, out=tmp_path / "u.jsonl")  # fmt: skip
     assert done.returncode == 1
-    assert "hpcio-unet3d-small-s1-img_" in done.stderr
+    assert "hpcio-unet3d-small-s1-n6/train/img_" in done.stderr
 
 
 def test_training_without_its_data_set_fails_in_one_line(hpcio, file_url, target_dir,
@@ -130,7 +145,7 @@ def test_training_without_its_data_set_fails_in_one_line(hpcio, file_url, target
                  ranks=2, out=tmp_path / "t.jsonl")  # fmt: skip
     assert done.returncode == 1
     assert "read phase of iteration 1 failed: rank " in done.stderr
-    assert "hpcio-unet3d-small-s1-img_" in done.stderr
+    assert "hpcio-unet3d-small-s1-n28/train/img_" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -279,9 +294,87 @@ accelerator = "h100"
     for doc in docs:
         (phase,) = doc["phases"]
         assert phase["errors"] == 0 and phase["metrics"]["accelerators"] == doc["ranks"]
-    assert sorted(p.name for p in target_dir.iterdir()) == DataSet("small", 8, 1).keys()
+    npz = sorted(str(p.relative_to(target_dir)) for p in target_dir.rglob("*.npz"))
+    assert npz == DataSet("small", 8, 1).keys()
     report = hpcio("report", out)
     assert report.returncode == 0, report.stderr
     rows = [line.split("|")[1].strip() for line in report.stdout.splitlines()
             if line.startswith("| ") and (" x a100" in line or " x h100" in line)]  # fmt: skip
     assert sorted(rows) == ["1 x a100", "1 x h100", "2 x a100", "2 x h100"]
+
+
+def test_cosmoflow_in_lockstep_on_a_directory(hpcio, file_url, target_dir, tmp_path,
+                                              read_documents):  # fmt: skip
+    """cosmoflow at 2 ranks: its TFRecord data set under DLIO's layout, batches of 1, every
+    file read once an epoch across the ranks (DLIO's contiguous shares), a barrier a step."""
+    from hpcio.workloads.training import cosmoflow, tfrecord
+
+    url = file_url(target_dir)
+    done = hpcio("train", "cosmoflow-datagen", "-n", 2, "--target", url, *SMALL, "--samples",
+                 16, "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = DataSet("small", 16, 1, kind=cosmoflow.SAMPLES)
+    for index, key in enumerate(data.keys()):  # one record a file, of its drawn size
+        (record,) = tfrecord.records((target_dir / key).read_bytes())
+        assert len(record) == data.array_bytes()[index]
+    out = tmp_path / "c.jsonl"
+    done = hpcio("train", "cosmoflow", "-n", 2, "--target", url, *SMALL, "--samples", 16,
+                 "--epochs", 2, "--compute-time", "0.002", "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    assert doc["run"]["workload"] == "cosmoflow"
+    phase, metrics = the_metrics(doc)
+    assert phase["bytes_total"] == 2 * data.total_bytes()
+    assert phase["errors"] == 0
+    assert metrics["steps_per_epoch"] == 8 and metrics["accelerators"] == 2
+    assert metrics["au_passed"] == (metrics["au_percent"] >= 70.0)
+    assert "| 2 x a100      | 16 (small) |" in done.stdout
+
+
+def test_resnet50_streams_its_files_on_a_directory(hpcio, file_url, target_dir, tmp_path,
+                                                   read_documents):  # fmt: skip
+    """resnet50 at 2 ranks: files of 1,251 TFRecord records, each rank streaming its own
+    files (tf.data's shard), a step reading the batch's records of them, a barrier a step."""
+    from hpcio.workloads.training import resnet50, tfrecord
+
+    url = file_url(target_dir)
+    done = hpcio("train", "resnet50-datagen", "-n", 2, "--target", url, *SMALL, "--samples",
+                 4, "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = DataSet("small", 4, 1, kind=resnet50.SAMPLES)
+    found = tfrecord.records((target_dir / data.key(3)).read_bytes())
+    assert len(found) == 1251 and {len(r) for r in found} == {int(data.array_bytes()[3])}
+    out = tmp_path / "r.jsonl"
+    done = hpcio("train", "resnet50", "-n", 2, "--target", url, *SMALL, "--samples", 4,
+                 "--batch", 250, "--read-threads", 2, "--epochs", 2, "--compute-time",
+                 "0.002", "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    assert doc["run"]["workload"] == "resnet50"
+    phase, metrics = the_metrics(doc)
+    steps = 4 * 1251 // (250 * 2)
+    assert metrics["steps_per_epoch"] == steps and metrics["accelerators"] == 2
+    assert phase["bytes_total"] == 2 * 2 * steps * 250 * int(data.record_bytes()[0])
+    assert phase["errors"] == 0
+    assert metrics["au_passed"] == (metrics["au_percent"] >= 90.0)
+
+
+def test_resnet50_on_the_s3_server(hpcio, s3_server, tmp_path, read_documents):
+    """resnet50's ranged reads of several-sample objects: every byte a step's records cover."""
+    from hpcio.workloads.training import resnet50
+
+    url = s3_server.url("resnet50")
+    done = hpcio("train", "resnet50-datagen", "--target", url, *SMALL, "--samples", 2, "-q",
+                 env=s3_server.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "r.jsonl"
+    done = hpcio("train", "resnet50", "--target", url, *SMALL, "--samples", 2, "--batch", 500,
+                 "--epochs", 1, "--compute-time", "0.002", "-o", out,
+                 env=s3_server.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (doc,) = read_documents(out)
+    phase, metrics = the_metrics(doc)
+    record = int(DataSet("small", 2, 1, kind=resnet50.SAMPLES).record_bytes()[0])
+    assert metrics["steps_per_epoch"] == 2 * 1251 // 500
+    assert phase["bytes_total"] == metrics["steps_per_epoch"] * 500 * record
+    assert phase["errors"] == 0

@@ -10,10 +10,11 @@ from hpcio.errors import SpecError
 from hpcio.options import Option, declared
 from hpcio.workloads import checkpoint, listing, netcdf_codes, patterns, python_files
 from hpcio.workloads.contract import Workload
+from hpcio.workloads.inference import model_load
 from hpcio.workloads.profiles import iozone, storage
 from hpcio.workloads.replay.workload import Replay
 from hpcio.workloads.seismic import imaging, volume
-from hpcio.workloads.training import unet3d
+from hpcio.workloads.training import bert, cosmoflow, resnet50, unet3d
 
 _REGISTERED: tuple[Workload, ...] = (
     patterns.Sfsw(), patterns.Sfmw(), patterns.Mfmw(), patterns.Sfmr(), patterns.Mfmr(),
@@ -26,6 +27,10 @@ _REGISTERED: tuple[Workload, ...] = (
     volume.Volume(),
     imaging.Imaging(),
     unet3d.Unet3d(), unet3d.Unet3dDatagen(),
+    cosmoflow.Cosmoflow(), cosmoflow.CosmoflowDatagen(),
+    resnet50.Resnet50(), resnet50.Resnet50Datagen(),
+    bert.Bert(), bert.BertDatagen(),
+    model_load.ModelLoad(),
     Replay(),
 )  # fmt: skip
 

@@ -87,8 +87,12 @@ WORKLOADS: dict[str, Shown] = {
     **dict.fromkeys(("llama3-8b", "llama3-70b", "llama3-405b", "llama3-1t"), _CHECKPOINT),
     "volume": _LIBRARY,
     "imaging": _LIBRARY,
-    "unet3d": Shown("training", _training),
-    "unet3d-datagen": Shown("training", _name),
+    **dict.fromkeys(("unet3d", "cosmoflow", "resnet50", "bert"), Shown("training", _training)),
+    **dict.fromkeys(
+        ("unet3d-datagen", "cosmoflow-datagen", "resnet50-datagen", "bert-datagen"),
+        Shown("training", _name),
+    ),
+    "model-load": Shown("inference", _name),
     "replay": Shown("replay", _replay, moves_data_set=False),
 }
 

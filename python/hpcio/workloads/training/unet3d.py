@@ -5,9 +5,12 @@ rank is an accelerator that reads batches of npz samples through reader threads 
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hpcio.errors import SpecError
 from hpcio.options import DURATION, POSITIVE, SIZE, choice, option
@@ -24,9 +27,11 @@ from hpcio.workloads.contract import (
 )
 from hpcio.workloads.patterns.common import DIRECT_ALIGN
 from hpcio.workloads.training import loader
-from hpcio.workloads.training.dataset import SCALES, DataSet, owns_key
+from hpcio.workloads.training.dataset import SCALES, UNET3D, DataSet, SampleKind, owns_key
+from hpcio.workloads.training.found import FoundDataSet, find_dlio
 from hpcio.workloads.training.utilization import (
     EXCLUDED_FIRST_STEPS,
+    PASS_AU_PERCENT,
     EpochFigures,
     run_utilization,
     wait_summary,
@@ -40,6 +45,31 @@ if TYPE_CHECKING:
 COMPUTE_S = {"a100": 0.636, "h100": 0.323, "b200": 0.162}
 #: DLIO's unet3d configs: dataset.num_files_train (one sample per file).
 DEFAULT_SAMPLES = 168
+#: DLIO's unet3d configs: dataset.record_length_bytes_resize.
+RESIZE_BYTES = 2_097_152
+#: The loader shapes (--loader): DLIO 2.0.0's, and hpcio's own (before issue 26).
+LOADERS = ("dlio", "hpcio")
+#: DLIO's shuffle modes (common/enumerations.py, Shuffle).
+SHUFFLES = ("off", "seed", "random")
+#: np.load reads an npz member in calls of this many bytes (numpy's format.BUFFER_SIZE), so
+#: DLIO's npz reader asks the storage for a sample this much at a time.
+NUMPY_CHUNK_BYTES = 1 << 18
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingModel:
+    """What one of MLPerf Storage's training workloads is, from its DLIO configs."""
+
+    samples: SampleKind
+    #: Seconds of compute per step on each accelerator (train.computation_time).
+    compute_s: dict[str, float]
+    #: Bytes a sample is handed over as (record_length_resize; 0: the record length).
+    resize_bytes: int
+    #: The AU a run passes at (metric.au).
+    pass_au_percent: float
+
+
+UNET3D_MODEL = TrainingModel(UNET3D, COMPUTE_S, RESIZE_BYTES, PASS_AU_PERCENT)
 
 
 def _scale_option() -> Any:
@@ -69,6 +99,7 @@ def _transfer_option() -> Any:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrainParams:
+    MODEL: ClassVar[TrainingModel] = UNET3D_MODEL
     accelerator: str = option(
         "--accelerator", kind=choice(*COMPUTE_S), default="a100",
         help="the simulated accelerator: its compute time per step (a100 0.636 s, h100 "
@@ -84,24 +115,61 @@ class TrainParams:
     )
     read_threads: int = option(
         "--read-threads", kind=POSITIVE, default=4,
-        help="reads in flight per accelerator for each batch being fetched (DLIO's "
-        "read_threads: 4)",
+        help="DLIO's read_threads (4): with --loader dlio, the data loader's worker processes, "
+        "each reading whole batches; with --loader hpcio, the reads in flight for each batch "
+        "being fetched",
     )  # fmt: skip
     epochs: int = option("--epochs", kind=POSITIVE, default=5, help="epochs (DLIO's: 5)")
     compute_time_s: float | None = option(
-        "--compute-time", kind=DURATION, default=None,
-        help="seconds of emulated compute per step (default: the accelerator's, divided by "
-        "16 at --scale small)",
+        "--compute-time", kind=DURATION, default=None, aliases=("--computation-time",),
+        help="seconds of emulated compute per step (DLIO's computation_time; default: the "
+        "accelerator's, divided by 16 at --scale small)",
     )  # fmt: skip
     prefetch: int = option(
-        "--prefetch", kind=POSITIVE, default=2,
-        help="batches fetched ahead of the one computed (PyTorch's prefetch_factor: 2)",
+        "--prefetch", kind=POSITIVE, default=2, aliases=("--prefetch-size",),
+        help="DLIO's prefetch_size (2): with --loader dlio, each worker is given "
+        "ceil(prefetch / read-threads) batches at once (PyTorch's prefetch_factor), so "
+        "read-threads x that many batches are in flight; with --loader hpcio, the batches "
+        "fetched ahead of the one computed",
+    )  # fmt: skip
+    compute_stdev_s: float | None = option(
+        "--compute-time-stdev", kind=DURATION, default=None,
+        aliases=("--computation-time-stdev",),
+        help="DLIO's computation_time_stdev: each step's compute drawn from a normal "
+        "distribution of this spread around --compute-time (at least 0), seeded per rank "
+        "(default: every step the same)",
+    )  # fmt: skip
+    training_steps: int | None = option(
+        "--training-steps", kind=POSITIVE, default=None, aliases=("--total-training-steps",),
+        help="DLIO's total_training_steps: at most this many steps an epoch (default: as many "
+        "as the data set gives every rank, floor(samples / batch / ranks))",
+    )  # fmt: skip
+    sample_shuffle: str = option(
+        "--sample-shuffle", kind=choice(*SHUFFLES), default="seed",
+        help="DLIO's sample_shuffle, --loader dlio: seed (numpy's generator seeded with --seed "
+        "before each epoch's shuffle, so runs repeat), random (unseeded: every run its own "
+        "order) or off (the files in order)",
+    )  # fmt: skip
+    loader: str = option(
+        "--loader", kind=choice(*LOADERS), default="dlio",
+        help="dlio: DLIO 2.0.0's PyTorch loader: read-threads workers, each reading its "
+        "batch's files one after another in numpy's 256 KiB reads, each sample handed over "
+        "as a --record-length-resize array, and a barrier across ranks after every step; "
+        "hpcio: each batch's files read at once by read-threads lanes in whole-file reads "
+        "(or --transfer calls), prefetch batches ahead, no hand-over and no barrier (ranks "
+        "step independently): hpcio's figures before issue 26",
+    )  # fmt: skip
+    resize_bytes: int | None = option(
+        "--record-length-resize", kind=SIZE, unit="bytes", default=None,
+        help="DLIO's record_length_resize: bytes of each sample handed from the loader to the "
+        "accelerator, --loader dlio (default: unet3d's 2 MiB, divided by 16 at --scale small)",
     )  # fmt: skip
     transfer_bytes: int | None = _transfer_option()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DatagenParams:
+    MODEL: ClassVar[TrainingModel] = UNET3D_MODEL
     scale: str = _scale_option()
     samples: int = _samples_option()
     transfer_bytes: int | None = _transfer_option()
@@ -110,15 +178,88 @@ class DatagenParams:
     )
 
 
-def data_set(run: RunSpec) -> DataSet:
-    return DataSet(run.params.scale, run.params.samples, run.seed, aligned=run.direct)
+def data_set(run: RunSpec) -> DataSet | FoundDataSet:
+    """The files a run writes or reads. Training on a directory reads DLIO's data set when
+    it finds one there (listed), else hpcio's: in DLIO's layout, or the flat one hpcio wrote
+    before issue 26 when that is what the directory holds."""
+    p = run.params
+    ours = DataSet(p.scale, p.samples, run.seed, aligned=run.direct, kind=p.MODEL.samples)
+    if not isinstance(p, TrainParams) or run.target.is_object_store:
+        return ours
+    found = find_dlio(run.target.path, p.samples)
+    if found is not None:
+        return found
+    flat = dataclasses.replace(ours, flat=True)
+    there = run.target.path
+    if not os.path.exists(os.path.join(there, ours.key(0))) and os.path.exists(
+        os.path.join(there, flat.key(0))
+    ):
+        return flat
+    return ours
+
+
+def sample_count(data: DataSet | FoundDataSet) -> int:
+    """Samples in a data set (DLIO's found files hold one each)."""
+    return data.sample_count if isinstance(data, DataSet) else data.samples
 
 
 def compute_seconds(params: TrainParams) -> float:
     """The emulated compute per step: as given, else the accelerator's (÷16 at small)."""
     if params.compute_time_s is not None:
         return params.compute_time_s
-    return COMPUTE_S[params.accelerator] / DataSet(params.scale, 1, 0).divisor
+    model = params.MODEL
+    if params.accelerator not in model.compute_s:
+        raise SpecError(
+            f"--accelerator {params.accelerator}: {model.samples.model} has compute times for "
+            f"{', '.join(model.compute_s)} only"
+        )
+    return model.compute_s[params.accelerator] / DataSet(params.scale, 1, 0).divisor
+
+
+def record_bytes(params: TrainParams) -> float:
+    """The configured mean sample size (DLIO's record_length), the figure DLIO multiplies its
+    samples/s by for its throughput."""
+    return params.MODEL.samples.mean_bytes / DataSet(params.scale, 1, 0).divisor
+
+
+def handed_over_bytes(params: TrainParams) -> int:
+    """Bytes of one sample as the loader hands it over (--loader dlio): DLIO's resized image,
+    a square of int(sqrt(record_length_resize)) bytes a side."""
+    resize = params.resize_bytes
+    if resize is None:
+        model = params.MODEL
+        resize = model.resize_bytes or model.samples.mean_bytes
+        resize //= DataSet(params.scale, 1, 0).divisor
+    return math.isqrt(resize) ** 2
+
+
+def prefetch_factor(params: TrainParams) -> int:
+    """Batches each DLIO worker is given at once: ceil(prefetch_size / read_threads)
+    (dlio_benchmark/data_loader/torch_data_loader.py)."""
+    return -(-params.prefetch // params.read_threads)
+
+
+def batches_in_flight(params: TrainParams) -> int:
+    """Batches the loader has asked for ahead of the accelerator."""
+    if params.loader == "dlio":
+        return params.read_threads * prefetch_factor(params)
+    return params.prefetch
+
+
+def chunk_bytes(run: RunSpec) -> int | None:
+    """Bytes per read call: --transfer, else numpy's chunk (--loader dlio on a file system,
+    where np.load reads the open file) or the whole file (None: --loader hpcio, and object
+    stores, whose readers fetch an object whole before np.load sees it)."""
+    params = run.params
+    if params.transfer_bytes is not None or params.loader != "dlio":
+        return params.transfer_bytes
+    return None if run.target.is_object_store else NUMPY_CHUNK_BYTES
+
+
+def epoch_steps(params: TrainParams, samples: int, ranks: int) -> int:
+    """Steps each rank takes an epoch: the data set's, at most --training-steps."""
+    steps = steps_per_epoch(samples, params.batch, ranks)
+    return min(steps, params.training_steps or steps)
 
 
 def steps_per_epoch(samples: int, batch: int, ranks: int) -> int:
@@ -165,7 +306,7 @@ class _Unet3dBase(Workload):
         return [Written("each sample's object", largest, part, False)]
 
     def disk_words(self, run: RunSpec) -> str:
-        return f"{run.params.samples} sample(s) of {format_bytes(self._mean_bytes(run))} mean"
+        return f"{data_set(run).samples} sample(s) of {format_bytes(self._mean_bytes(run))} mean"
 
     def _mean_bytes(self, run: RunSpec) -> int:
         return int(data_set(run).file_bytes().mean())
@@ -235,16 +376,37 @@ class Unet3d(_Unet3dBase):
                 "drop --keep"
             )
         p = run.params
-        one_batch = p.batch * run.ranks
-        if p.samples < one_batch:
+        data = data_set(run)
+        samples = sample_count(data)
+        if isinstance(data, FoundDataSet) and run.direct:
             raise SpecError(
-                f"a data set of {p.samples} sample(s) is smaller than one batch of --batch "
+                f"--direct: DLIO's files in {data.folder} are not padded to "
+                f"{format_bytes(DIRECT_ALIGN)}, which O_DIRECT needs"
+            )
+        one_batch = p.batch * run.ranks
+        if samples < one_batch:
+            raise SpecError(
+                f"a data set of {samples} sample(s) is smaller than one batch of --batch "
                 f"{p.batch} for each of {run.ranks} rank(s): give --samples {one_batch} or more"
             )
-        if steps_per_epoch(p.samples, p.batch, run.ranks) <= EXCLUDED_FIRST_STEPS:
+        most = steps_per_epoch(samples, p.batch, run.ranks)
+        if p.training_steps is not None and p.training_steps > most:
+            # DLIO: "Only have enough data for N steps but M wanted".
             raise SpecError(
-                f"--samples {p.samples} gives each rank one step per epoch, and AU leaves the "
-                f"first step out: give --samples {2 * one_batch} or more"
+                f"--training-steps {p.training_steps}: {samples} sample(s) give each of "
+                f"{run.ranks} rank(s) {most} step(s) of --batch {p.batch} an epoch"
+            )
+        if p.sample_shuffle != "seed" and p.loader != "dlio":
+            raise SpecError("--sample-shuffle is DLIO's loader's: give --loader dlio")
+        if epoch_steps(p, samples, run.ranks) <= EXCLUDED_FIRST_STEPS:
+            what = (
+                f"the {samples} file(s) found in {data.folder} give"
+                if isinstance(data, FoundDataSet)
+                else f"--samples {samples} gives"
+            )
+            raise SpecError(
+                f"{what} each rank one step per epoch, and AU leaves the first step out: give "
+                f"--samples {2 * one_batch} or more"
             )
 
     def phases(self, run: RunSpec) -> tuple[Phase, ...]:
@@ -261,29 +423,40 @@ class Unet3d(_Unet3dBase):
         return PythonBody(loader.train)
 
     def in_flight(self, run: RunSpec) -> int:
-        return run.params.read_threads * run.params.prefetch
+        p = run.params
+        return batches_in_flight(p) * self._lanes(run)
 
     def _lane_bytes(self, run: RunSpec) -> int:
-        """A reader lane's buffer: a transfer, or the largest sample read whole."""
+        """A reader lane's buffer: a read call, or the largest sample read whole."""
         largest = self._largest(run)
-        return min(run.params.transfer_bytes or largest, largest)
+        return min(chunk_bytes(run) or largest, largest)
 
     def _lanes(self, run: RunSpec) -> int:
-        """Lanes of one batch's fetch: no more than it has calls at once."""
+        """Lanes of one batch's fetch: one for a DLIO worker, which reads its batch's files
+        one after another; else no more than the batch has calls at once."""
         p = run.params
+        if p.loader == "dlio":
+            return 1
         at_once = p.batch if p.transfer_bytes is None else _transfers(run)
         return min(p.read_threads, at_once)
 
     def memory(self, run: RunSpec, ranks_per_node: int) -> MemoryNeed:
-        """The reader lanes' buffers of the batches fetched ahead; on memory://, also the data
-        set each rank holds, and the larger of those buffers and datagen's (which go first)."""
+        """The reader lanes' buffers of the batches fetched ahead and the batch handed over;
+        on memory://, also the data set each rank holds, and the larger of those buffers and
+        datagen's (which go first)."""
         p = run.params
         lanes, lane = self._lanes(run), self._lane_bytes(run)
-        readers = p.prefetch * lanes * lane
+        ahead = batches_in_flight(p)
+        readers = ahead * lanes * lane
+        whole = chunk_bytes(run) is None
         words = (
-            f"{p.prefetch} batch(es) ahead x {lanes} reader(s) x {format_bytes(lane)} "
-            f"({'a transfer' if p.transfer_bytes else 'the largest sample'})"
+            f"{ahead} batch(es) ahead x {lanes} reader(s) x {format_bytes(lane)} "
+            f"({'the largest sample' if whole else 'a read call'})"
         )
+        if p.loader == "dlio":
+            handed = (p.batch + 1) * handed_over_bytes(p)
+            readers += handed
+            words += f" + the batch handed over ({format_bytes(handed)})"
         if run.target.in_process:
             generating = 2 * self._largest(run)
             return MemoryNeed(
@@ -310,8 +483,10 @@ class Unet3d(_Unet3dBase):
         p = run.params
         if phase is Phase.WRITE:
             return data_set(run).total_bytes()
-        used = steps_per_epoch(p.samples, p.batch, run.ranks) * p.batch * run.ranks
-        return p.epochs * data_set(run).total_bytes() * used // p.samples
+        data = data_set(run)
+        samples = sample_count(data)
+        used = epoch_steps(p, samples, run.ranks) * p.batch * run.ranks
+        return p.epochs * data.total_bytes() * used // samples
 
     def cache_facts(self, run: RunSpec) -> CacheFacts:
         return CacheFacts(
@@ -324,11 +499,13 @@ class Unet3d(_Unet3dBase):
 
     def describe(self, run: RunSpec) -> str:
         p = run.params
-        steps = steps_per_epoch(p.samples, p.batch, run.ranks)
+        data = data_set(run)
+        steps = epoch_steps(p, sample_count(data), run.ranks)
+        per_file = data.kind.samples_per_file if isinstance(data, DataSet) else 1
         return (
-            f"{p.accelerator}, {p.samples} sample(s) ({p.scale} scale), batch {p.batch}, "
+            f"{p.accelerator}, {_data_words(data, p.scale)}, batch {p.batch}, "
             f"{steps} step(s) x {p.epochs} epoch(s), {compute_seconds(p):g} s compute per "
-            f"step, {p.read_threads} reader(s)"
+            f"step, {_loader_words(p, per_file)}"
         )
 
     def label(self, settings: dict[str, Any]) -> str:
@@ -344,18 +521,55 @@ class Unet3d(_Unet3dBase):
         au = run_utilization(figures)
         waits = [w for m in per_rank for w in m["io_wait_s"]]
         first = per_rank[0]
+        dlio_mib = au.dlio_mib_per_s(first["record_bytes"])
         return {
             "au_percent": au.au_percent,
             "au_stdev_percent": au.au_stdev_percent,
             "au_percent_by_epoch": list(au.au_percent_by_epoch),
-            "au_passed": au.passed,
+            "au_passed": au.au_percent >= self.params.MODEL.pass_au_percent,
             "samples_per_s": au.samples_per_s,
             "throughput_mib_per_s": au.mib_per_s,
+            "throughput_mb_per_s": au.mib_per_s * (1 << 20) / 1e6,
+            "dlio_samples_per_s": au.dlio_samples_per_s,
+            "dlio_samples_stdev_per_s": au.dlio_samples_stdev_per_s,
+            "dlio_io_mib_per_s": dlio_mib,
+            "dlio_io_mb_per_s": dlio_mib * (1 << 20) / 1e6,
+            "record_bytes": first["record_bytes"],
+            "loader": first["loader"],
             "io_wait": wait_summary(waits),
             "steps_per_epoch": first["steps_per_epoch"],
             "compute_time_s": first["compute_time_s"],
             "accelerators": len(per_rank),
         }
+
+
+def _data_words(data: DataSet | FoundDataSet, scale: str) -> str:
+    if isinstance(data, FoundDataSet):
+        return (
+            f"DLIO's data set found in {data.folder}: {data.found} file(s), "
+            f"{format_bytes(data.found_bytes)}, the first {data.samples} read "
+            f"({format_bytes(data.total_bytes())})"
+        )
+    per_file = data.kind.samples_per_file
+    if per_file > 1:
+        return f"{data.samples} file(s) of {per_file} sample(s) ({scale} scale)"
+    return f"{data.samples} sample(s) ({scale} scale)"
+
+
+def _loader_words(p: TrainParams, per_file: int) -> str:
+    if per_file > 1:
+        what = "DLIO's TFRecord reader" if p.loader == "dlio" else "hpcio's loader"
+        return (
+            f"{what}: {p.read_threads} file(s) streamed at once, {p.prefetch} batch(es) ahead"
+            + (f", {format_bytes(handed_over_bytes(p))} handed over a batch, a barrier a step"
+               if p.loader == "dlio" else "")
+        )  # fmt: skip
+    if p.loader == "dlio":
+        return (
+            f"DLIO's loader: {p.read_threads} worker(s) x {prefetch_factor(p)} batch(es), "
+            f"{format_bytes(handed_over_bytes(p))} handed over a sample, a barrier a step"
+        )
+    return f"hpcio's loader: {p.prefetch} batch(es) ahead x {p.read_threads} reader(s)"
 
 
 def _transfers(run: RunSpec) -> int:

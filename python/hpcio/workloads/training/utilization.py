@@ -1,15 +1,21 @@
-"""Accelerator utilization (AU) as MLPerf Storage computes it, through DLIO's statistics
-(dlio_benchmark/utils/statscounter.py, compute_metrics_train and end_run):
+"""Accelerator utilization (AU) as MLPerf Storage computes it, through DLIO 2.0.0's statistics
+(dlio_benchmark/utils/statscounter.py, compute_metrics_train, end_train and end_run):
 
 - per rank and epoch: AU = the compute time of the steps after the first, divided by the
-  epoch's wall time less the first step's whole time (its load and its compute);
+  epoch's wall time less the first step's whole time (its load and its compute); the wall
+  time runs from the epoch's start to its last step's end, the per-step barriers included;
 - per epoch: the mean of the ranks' AU;
 - the run: the mean over epochs; it passes at AU >= 90 % (the unet3d configs' metric.au).
 
-Throughput follows the same window: each rank's samples (and bytes) after the first step over
-that rank's same time, summed over ranks, then the mean over epochs. DLIO counts `steps - 2`
-samples there and multiplies by the nominal record length, printing MiB/s as "MB/second";
-hpcio counts the steps it times (steps - 1) and the bytes it read, in MiB/s."""
+Samples/s and throughput, both ways:
+
+- DLIO's: every step's samples over the rank's whole epoch (first step included), summed over
+  ranks, the mean over epochs; its "MB/second" is that rate times the configured record
+  length divided by 2^20 (MiB/s printed as MB/s), a nominal figure, not bytes read;
+- hpcio's window: the samples of the steps after the first over the same time AU divides
+  by; hpcio's throughput is the bytes the rank read in the epoch over the epoch's wall time,
+  all of which the storage delivered inside that time, so it never exceeds what the storage
+  delivered (bytes read ahead during the first step are not counted in a shorter window)."""
 
 from __future__ import annotations
 
@@ -48,8 +54,16 @@ class EpochFigures:
     au_percent: float
     #: Seconds the AU divides by: the wall time less the excluded steps' time.
     timed_s: float
+    #: Samples of the timed steps (hpcio's window).
     samples: int
+    #: Bytes of the timed steps' batches (hpcio's window; kept for older documents' sake).
     bytes: int
+    #: The epoch's wall time and steps, for DLIO's whole-epoch samples/s.
+    wall_s: float = 0.0
+    steps: int = 0
+    batch: int = 0
+    #: Every byte the rank read in the epoch (each within its wall time).
+    read_bytes: int = 0
 
 
 def epoch_figures(epoch: EpochTimes) -> EpochFigures:
@@ -73,6 +87,10 @@ def epoch_figures(epoch: EpochTimes) -> EpochFigures:
         timed_s=timed_s,
         samples=(steps - skip) * epoch.batch,
         bytes=int(sum(epoch.step_bytes[skip:])),
+        wall_s=epoch.wall_s,
+        steps=steps,
+        batch=epoch.batch,
+        read_bytes=int(sum(epoch.step_bytes)),
     )
 
 
@@ -81,34 +99,50 @@ class RunUtilization:
     au_percent: float
     au_stdev_percent: float
     au_percent_by_epoch: tuple[float, ...]
+    #: hpcio's window: the steps after the first over the time AU divides by.
     samples_per_s: float
+    #: Bytes read over the epochs' wall time, in MiB/s (2^20 bytes a second).
     mib_per_s: float
+    #: DLIO's: every step over the whole epoch.
+    dlio_samples_per_s: float = 0.0
+    dlio_samples_stdev_per_s: float = 0.0
 
     @property
     def passed(self) -> bool:
         return self.au_percent >= PASS_AU_PERCENT
+
+    def dlio_mib_per_s(self, record_bytes: float) -> float:
+        """DLIO's "Training I/O Throughput (MB/second)": its samples/s times the configured
+        record length, over 2^20 (so MiB/s, whatever its label says)."""
+        return self.dlio_samples_per_s * record_bytes / (1 << 20)
+
+
+def _per_second(amount: np.ndarray, seconds: np.ndarray) -> np.ndarray:
+    return np.divide(amount, seconds, out=np.zeros_like(amount), where=seconds > 0)
 
 
 def run_utilization(per_rank: Sequence[Sequence[EpochFigures]]) -> RunUtilization:
     """The run's figures from each rank's epochs (ranks x epochs, every rank the same
     number of epochs): AU averaged over ranks per epoch, then over epochs; samples/s and
     MiB/s summed over ranks per epoch, then averaged over epochs."""
-    au = np.array([[e.au_percent for e in epochs] for epochs in per_rank], dtype=float)
-    rate = np.array(
-        [[e.samples / e.timed_s if e.timed_s > 0 else 0.0 for e in epochs]
-         for epochs in per_rank], dtype=float,
-    )  # fmt: skip
-    bandwidth = np.array(
-        [[e.bytes / e.timed_s if e.timed_s > 0 else 0.0 for e in epochs]
-         for epochs in per_rank], dtype=float,
-    )  # fmt: skip
+
+    def each(field: str) -> np.ndarray:
+        return np.array([[getattr(e, field) for e in epochs] for epochs in per_rank], float)
+
+    au = each("au_percent")
+    rate = _per_second(each("samples"), each("timed_s")).sum(axis=0)
+    bandwidth = _per_second(each("read_bytes"), each("wall_s")).sum(axis=0)
+    # DLIO 2.0.0: len(compute) / (end - start) * batch_size, every step, the whole epoch.
+    dlio_rate = _per_second(each("steps") * each("batch"), each("wall_s")).sum(axis=0)
     by_epoch = au.mean(axis=0)
     return RunUtilization(
         au_percent=float(by_epoch.mean()),
         au_stdev_percent=float(by_epoch.std()),
         au_percent_by_epoch=tuple(float(a) for a in by_epoch),
-        samples_per_s=float(rate.sum(axis=0).mean()),
-        mib_per_s=float(bandwidth.sum(axis=0).mean() / (1 << 20)),
+        samples_per_s=float(rate.mean()),
+        mib_per_s=float(bandwidth.mean() / (1 << 20)),
+        dlio_samples_per_s=float(dlio_rate.mean()),
+        dlio_samples_stdev_per_s=float(dlio_rate.std()),
     )
 
 

@@ -1,0 +1,117 @@
+"""resnet50 without MPI: DLIO's parameters, files of 1,251 TFRecord records, the records of a
+batch as DLIO's TFRecord reader streams them (files interleaved read_threads at a time, each
+front to back), a training phase on a directory reading what the stream covers, bad input."""
+
+import numpy as np
+from hpcio import _engine
+from hpcio.runner.body import run_python_body
+from hpcio.runner.world import SerialComm
+from hpcio.spec.model import RunSpec
+from hpcio.spec.target import TargetSpec
+from hpcio.workloads.contract import Phase, PythonBody, RankInfo
+from hpcio.workloads.plans import Op
+from hpcio.workloads.training import dataset, loader, records, resnet50, tfrecord, unet3d
+
+
+def test_parameters_are_dlio_s_resnet50_configs():
+    p = resnet50.Resnet50Params()
+    assert (p.samples, p.batch, p.read_threads, p.epochs) == (1024, 400, 8, 5)
+    assert resnet50.SAMPLES.samples_per_file == 1251
+    assert unet3d.compute_seconds(p) == 0.435
+    assert unet3d.compute_seconds(resnet50.Resnet50Params(accelerator="h100")) == 0.224
+    assert p.MODEL.pass_au_percent == 90.0
+    assert unet3d.handed_over_bytes(p) == int(150_528**0.5) ** 2
+
+
+def test_a_file_is_its_records_of_one_drawn_size():
+    data = dataset.DataSet("small", 2, 5, kind=resnet50.SAMPLES)
+    assert data.sample_count == 2 * 1251
+    # No stdev in DLIO's configs: every record a square of int(sqrt(mean)) bytes a side.
+    side = int((114_660 / 16) ** 0.5)
+    assert list(data.array_bytes()) == [side * side] * 2
+    out = np.empty(int(data.file_bytes().max()), np.uint8)
+    whole = dataset.npz_sample(data, 1, side * side, out)
+    assert len(whole) == data.file_bytes()[1] == 1251 * (side * side + 16)
+    found = tfrecord.records(whole.tobytes())
+    assert len(found) == 1251 and {len(r) for r in found} == {side * side}
+    assert found[0] != found[1]  # each record its own share of the payload
+
+
+def test_a_batch_is_consecutive_records_of_the_interleaved_files():
+    mine = records.rank_files(10, 1, 2)
+    assert mine == [1, 3, 5, 7, 9]
+    # Two files at a time, a record from each in turn: 6 records are 3 of files 1 and 3.
+    assert records.stream_reads(mine, 4, 2, 0, 6) == [
+        records.RecordRead(1, 0, 3), records.RecordRead(3, 0, 3),
+    ]  # fmt: skip
+    # Records 6..11: the first group's last 2 records, then the next group's first 4.
+    assert records.stream_reads(mine, 4, 2, 6, 6) == [
+        records.RecordRead(1, 3, 1), records.RecordRead(3, 3, 1),
+        records.RecordRead(5, 0, 2), records.RecordRead(7, 0, 2),
+    ]  # fmt: skip
+    # The last group holds one file; past it the stream starts over.
+    assert records.stream_reads(mine, 4, 2, 16, 6) == [
+        records.RecordRead(9, 0, 4), records.RecordRead(1, 0, 1), records.RecordRead(3, 0, 1),
+    ]  # fmt: skip
+
+
+def test_a_read_covers_its_records_bytes_in_buffer_calls():
+    plan = records.ranges_plan(["a", "b"], [records.RecordRead(1, 2, 3)],
+                               np.array([10, 100]), 64)  # fmt: skip
+    ops = plan.per_transfer()
+    reads = [(plan.keys[k], int(o), int(n))
+             for op, k, o, n in zip(ops.ops, ops.key_index, ops.offsets, ops.lengths,
+                                    strict=True)
+             if op == Op.READ]  # fmt: skip
+    assert sorted(reads) == [("b", 200, 64), ("b", 264, 64), ("b", 328, 64), ("b", 392, 64),
+                             ("b", 456, 44)]  # fmt: skip
+
+
+def test_resnet50_trains_on_its_tfrecord_files(tmp_path):
+    where = TargetSpec.from_url(f"file://{tmp_path}")
+    run = RunSpec.build("resnet50", target=where, scale="small", samples=4, batch=500,
+                        read_threads=2, epochs=2, compute_time_s=0.001).validate()  # fmt: skip
+    target = _engine.Target(run.target.url)
+    who = RankInfo(0, 1)
+    run_python_body(SerialComm(), target, run, Phase.WRITE, who, PythonBody(loader.generate))
+    data = unet3d.data_set(run)
+    assert isinstance(data, dataset.DataSet) and data.kind is resnet50.SAMPLES
+    figures = run_python_body(SerialComm(), target, run, Phase.READ, who,
+                              PythonBody(loader.train))  # fmt: skip
+    assert figures.errors == 0
+    steps = 4 * 1251 // 500
+    assert figures.bytes == 2 * steps * 500 * int(data.record_bytes()[0])
+    reduced = resnet50.Resnet50().reduce_metrics([figures.metrics])
+    assert reduced["steps_per_epoch"] == steps
+    assert reduced["au_passed"] == (reduced["au_percent"] >= 90.0)
+
+
+def test_dry_run_says_resnet50_s_shape(hpcio, target_dir, file_url):
+    done = hpcio("train", "resnet50", "--target", file_url(target_dir), "--samples", 8,
+                 "--dry-run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "a100, 8 file(s) of 1251 sample(s) (full scale), batch 400, 25 step(s)" in done.stdout
+    assert "DLIO's TFRecord reader: 8 file(s) streamed at once, 2 batch(es) ahead" in done.stdout
+
+
+def test_bert_is_dlio_s_bert_config():
+    from hpcio.workloads.training import bert
+
+    p = bert.BertParams()
+    assert (p.samples, p.batch, p.read_threads, p.epochs, p.training_steps) == (
+        500, 48, 1, 1, 1000,
+    )  # fmt: skip
+    assert bert.SAMPLES.samples_per_file == 313_532 and bert.SAMPLES.mean_bytes == 2_500
+    assert unet3d.compute_seconds(p) == 0.968
+    data = dataset.DataSet("full", 2, 1, kind=bert.SAMPLES)
+    assert list(data.file_bytes()) == [313_532 * (2_500 + 16)] * 2
+
+
+def test_fewer_files_than_ranks_is_one_line(hpcio, target_dir, file_url, error_line):
+    done = hpcio("train", "resnet50", "--target", file_url(target_dir), "-n", 2, "--samples",
+                 1, "--batch", 10, "--dry-run")  # fmt: skip
+    assert done.returncode == 2
+    assert error_line(done) == (
+        "hpcio: error: --samples 1: resnet50's files are streamed one rank each; give at least "
+        "one file a rank (2)"
+    )
