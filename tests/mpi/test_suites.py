@@ -21,6 +21,21 @@ def run_suite(hpcio, suite, target, output, *more):
     return hpcio("suite", "run", suite, "--target", target, "-o", output, *more)
 
 
+def assert_procs_per_node_by_nodes(hpcio, output, docs):
+    """Study 001's Nodes table from the suite's documents in one command: per pattern and
+    phase one table, a row per layout asked (Procs/Node, Nodes)."""
+    done = hpcio("report", output, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    tables = json.loads(done.stdout)
+    expected = {(d["run"]["workload"], p) for d in docs for p in d["summary"]}
+    assert len(tables) == len(expected)
+    layouts = sorted({(d["run"]["ranks_per_node"], d["ranks"] // d["run"]["ranks_per_node"])
+                      for d in docs})  # fmt: skip
+    for table in tables:
+        assert table["columns"][:2] == ["Procs/Node", "Nodes"]
+        assert [tuple(row[:2]) for row in table["rows"]] == layouts
+
+
 @pytest.mark.parametrize("name", ["output", "input", "nodes"])
 def test_shipped_suite_runs_small_and_resumes(
     hpcio, file_url, read_documents, target_dir, tmp_path, name
@@ -49,6 +64,8 @@ def test_shipped_suite_runs_small_and_resumes(
     assert lines[-1].startswith(f"[{len(points)}/{len(points)}] ")
     assert f"; {len(points) - 1} left, eta " in lines[0]
     assert list(target_dir.iterdir()) == []  # every iteration removed its files
+    if name == "nodes":
+        assert_procs_per_node_by_nodes(hpcio, output, docs)
 
     before = output.read_bytes()
     again = run_suite(hpcio, suite_file, file_url(target_dir), output, "--scale", "small")

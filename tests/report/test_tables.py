@@ -289,3 +289,26 @@ def test_an_unknown_axis_is_refused(configs, hpcio, error_line):
     done = hpcio("report", configs / "configs.jsonl", "--across", "stripes")
     assert done.returncode == 2
     assert error_line(done).startswith("hpcio: error: --across stripes: not a spec field")
+
+
+def test_ranks_per_node_are_rows_of_one_table(hpcio, read_documents):
+    """A suite's layouts (run.ranks_per_node) as study 001's Procs/Node x Nodes table: one table
+    per pattern and phase, a row per layout, each with its own run's figures."""
+    path = V1 / "suite-ranks-per-node.jsonl"
+    docs = read_documents(path)
+    tables = json.loads(report(hpcio, "json", path))
+    expected = list(dict.fromkeys(f"{d['run']['pattern']} {p}" for d in docs for p in d["summary"]))
+    assert [t["title"] for t in tables] == [f"{name} {ON_T1}" for name in expected]
+    for table in tables:
+        assert table["columns"] == ["Procs/Node", "Nodes", *COLUMNS]
+        pattern, phase = table["title"].split()[:2]
+        mine = [d for d in docs if d["run"]["pattern"] == pattern and phase in d["summary"]]
+        assert [tuple(row[:2]) for row in table["rows"]] == sorted(
+            (d["run"]["ranks_per_node"], d["ranks"] // d["run"]["ranks_per_node"]) for d in mine
+        )
+        by_layout = {row[0]: row[4] for row in table["rows"]}
+        for doc in mine:
+            assert by_layout[doc["run"]["ranks_per_node"]] == seconds(doc, phase)
+        assert any(
+            note.startswith("Procs/Node and Nodes are the layout") for note in table["notes"]
+        )

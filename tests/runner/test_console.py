@@ -25,6 +25,6 @@ def test_quiet_sweep_tables_say_their_point(hpcio, target_dir, file_url, tmp_pat
                  file_url(target_dir), "-o", tmp_path / "r.jsonl", "-q")  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    tables = [i for i, line in enumerate(lines) if line.startswith("  phase    bw mean")]
+    tables = [i for i, line in enumerate(lines) if line.startswith("  phase  bandwidth (MiB/s)")]
     assert len(tables) == 2
     assert all(lines[i - 1].startswith(f"[{n + 1}/2] sfmw 1 rank") for n, i in enumerate(tables))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from hpcio.options import declared
 from hpcio.results.schema import PhaseFigures, PhaseSummary, ResultDocument
+from hpcio.results.stats import headline_bandwidth_mib_s
 from hpcio.runner.world import Topology
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_counts
@@ -42,12 +43,14 @@ def progress_line(f: PhaseFigures, iterations: int) -> str:
 
 def summary(doc: ResultDocument) -> str:
     lines = [
-        "  phase    bw mean (MiB/s)      min        max   time mean (s)   p50 op (ms)  p99 op (ms)"
+        "  phase  bandwidth (MiB/s)  mean of iters      min        max   time mean (s)"
+        "   p50 op (ms)  p99 op (ms)"
     ]
     for phase, s in doc.summary.items():
         bw = s.bandwidth_mib_s
         lines.append(
-            f"  {phase:<5}  {bw.mean:>16.2f} {bw.min:>10.2f} {bw.max:>10.2f} "
+            f"  {phase:<5}  {headline_bandwidth_mib_s(doc, phase):>17.2f} {bw.mean:>14.2f} "
+            f"{bw.min:>8.2f} {bw.max:>10.2f} "
             f"{s.seconds.mean:>15.4f} {s.latency.p50_s * 1e3:>13.3f} {s.latency.p99_s * 1e3:>12.3f}"
         )
     workload = registry.WORKLOADS.get(doc.workload)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from hpcio.results.schema import PhaseFigures, ResultDocument
+from hpcio.results.stats import headline_bandwidth_mib_s
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import describe
 
@@ -160,8 +161,8 @@ class SuiteProgress:
 
     def _line(self, point: RunSpec, document: ResultDocument) -> str:
         rates = ", ".join(
-            f"{phase} {summary.bandwidth_mib_s.mean:.2f} MiB/s"
-            for phase, summary in document.summary.items()
+            f"{phase} {headline_bandwidth_mib_s(document, phase):.2f} MiB/s"
+            for phase in document.summary
         )
         took = time.monotonic() - self._point_started
         left = self._total_points - self._done_points

@@ -11,6 +11,7 @@ so its points are marked as such rather than called different.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from collections.abc import Callable, Sequence
@@ -48,6 +49,10 @@ REPEATED = (
     "repeated runs: where a file holds several runs of one point, its mean and stddev are over "
     "all their iterations (JSON: runs)"
 )
+BANDWIDTH_MEANS = (
+    "bandwidth mean: bytes over the mean phase time, as the report tables give it; "
+    "stddev, min and max over the iterations' bandwidths (JSON: mean_of_iterations, IOR's Mean)"
+)
 ONLY_A = "only in A"
 ONLY_B = "only in B"
 NOTHING_MATCHED = (
@@ -70,6 +75,9 @@ class Side:
     #: Documents of the point in this file (a run repeated): stats are over all their
     #: iterations.
     runs: int = 1
+    #: For bandwidth, whose mean is the headline (bytes over mean phase time): IOR's Mean,
+    #: the mean of the iterations' bandwidths.
+    mean_of_iterations: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,11 +201,18 @@ def compare(
     for (key, phase), by_file in measured.items():
         for which, docs in by_file.items():
             _refuse_mixed(docs, ignore, a_name if which == "a" else b_name)
+            found = pooled_stats(docs, phase, statistic)
+            of_iterations = None
+            if metric == "bandwidth":
+                of_iterations = found.mean
+                headline = pooled.headline_bandwidth_mib_s(docs, phase)
+                found = dataclasses.replace(found, mean=headline)
             sides.setdefault((key, phase), {})[which] = Side(
-                pooled_stats(docs, phase, statistic),
+                found,
                 iteration_count(docs, phase),
                 spec_fields(docs[0].run),
                 len(docs),
+                of_iterations,
             )
     others = tuple(f for f in varying_fields(runs) if f not in _COLUMN_FIELDS)
     points = [
@@ -326,6 +341,7 @@ def summary_lines(comparison: Comparison) -> list[str]:
         RULE,
         *([f"matched ignoring: {ignored}"] if ignored else []),
         *([REPEATED] if comparison.repeated else []),
+        *([BANDWIDTH_MEANS] if comparison.metric == "bandwidth" else []),
         f"points: {counts or 'none'}",
         *([NOTHING_MATCHED] if comparison.points and not comparison.matched else []),
     ]
@@ -367,6 +383,11 @@ def _as_json(comparison: Comparison) -> dict[str, Any]:
             "stddev": s.stddev,
             "iterations": one.iterations,
             "runs": one.runs,
+            **(
+                {"mean_of_iterations": one.mean_of_iterations}
+                if one.mean_of_iterations is not None
+                else {}
+            ),
             "spec": {k: list(v) if isinstance(v, tuple) else v for k, v in one.spec.items()},
         }
 

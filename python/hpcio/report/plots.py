@@ -201,11 +201,17 @@ def _groups(
 
 
 def _shown_fields(docs: Iterable[ResultDocument], phase: str, dropped: Sequence[str]) -> list[str]:
-    """Pattern and target always, then every other field that differs between documents."""
-    varying = varying_fields(d.run for d in docs if phase in d.summary)
-    return ["workload", "target"] + [
-        name for name in varying if name not in ("workload", "target", *dropped)
+    """The fields that differ between the lines, pattern and target first, the x-axis field
+    left out: what every line shares would only crowd the legend. One line is named by its
+    pattern."""
+    varying = [
+        name
+        for name in varying_fields(d.run for d in docs if phase in d.summary)
+        if name not in dropped
     ]
+    first = [name for name in ("workload", "target") if name in varying]
+    shown = first + [name for name in varying if name not in first]
+    return shown or ["workload"]
 
 
 def bandwidth_vs_size(series: Sequence[Series], phase: str) -> Figure:

@@ -75,3 +75,11 @@ def is_time_based(run: dict[str, object]) -> bool:
     """True for runs whose phases repeated their transfers for a time (`--duration`)."""
     params = run.get("params")
     return isinstance(params, dict) and params.get("duration_s") is not None
+
+
+def headline_bandwidth_mib_s(docs: Sequence[ResultDocument], phase: str) -> float:
+    """The headline bandwidth of a point, as the report tables give it: bytes one iteration
+    moved over the mean phase time, over every iteration of `docs` (for one document, the
+    same figure as `hpcio.results.stats.headline_bandwidth_mib_s`)."""
+    seconds = mean_seconds(docs, phase)
+    return mean_bytes_moved(docs, phase) / _MIB / seconds if seconds else 0.0

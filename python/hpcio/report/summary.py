@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from hpcio.report.plots import Plot
 from hpcio.report.points import per_rank_bytes
 from hpcio.results.schema import ResultDocument
+from hpcio.results.stats import headline_bandwidth_mib_s
 from hpcio.units import format_bytes
 from hpcio.workloads import shown
 
@@ -42,7 +43,7 @@ def ranked(docs: Sequence[ResultDocument], phase: str) -> list[Ranked]:
             str(d.run["target"]["url"]),
             d.ranks,
             per_rank_bytes(d),
-            d.summary[phase].bandwidth_mib_s.mean,
+            headline_bandwidth_mib_s(d, phase),
         )
         for number, d in enumerate(docs, start=1)
         if phase in d.summary
@@ -83,7 +84,7 @@ def headline(docs: Sequence[ResultDocument], phase: str) -> Plot:
     for position, run in zip(positions, bars, strict=True):
         axes.annotate(f" {run.bandwidth_mib_s:,.0f}", (run.bandwidth_mib_s, position),
                       va="center", fontsize="small")  # fmt: skip
-    axes.set_xlabel(f"{phase} bandwidth (MiB/s), mean over iterations")
+    axes.set_xlabel(f"{phase} bandwidth (MiB/s), bytes over mean phase time")
     axes.margins(x=0.15)
     axes.grid(True, axis="x", alpha=0.3)
     return Plot(f"headline-{phase}", f"{phase}: bandwidth at the largest size per rank", figure)

@@ -28,7 +28,7 @@ from hpcio.workloads import shown
 _MIB = float(1 << 20)
 #: Spec fields a table spreads over its rows (sizes, ranks) and columns (targets); every other
 #: field that differs between runs gives them tables of their own.
-_ROW_AND_COLUMN_FIELDS = ("workload", "target", "ranks", "size_per_rank_bytes")
+_ROW_AND_COLUMN_FIELDS = ("workload", "target", "ranks", "size_per_rank_bytes", "ranks_per_node")
 #: Families whose documents have their own tables (report/training.py): a size per rank
 #: and a phase time say nothing of a training run.
 _OWN_TABLES = ("training",)
@@ -40,6 +40,7 @@ _FORMATS = {
     "bandwidth": ".3f",
     "failed": ".1f",
     "runs": "d",
+    "count": "d",
 }
 
 
@@ -134,11 +135,14 @@ def _table(group: _Group, varying: Sequence[str], across: str = "target") -> Tab
     timed = is_time_based(group.docs[0].run) or not shown.moves_data_set(
         str(group.docs[0].run["workload"])
     )
-    cells: dict[tuple[int, int], dict[str, list[ResultDocument]]] = {}
+    # Layouts asked for (a suite's ranks_per_node) are rows, as study 001's Procs/Node x Nodes.
+    by_layout = across != "ranks_per_node" and len({_layout(d) for d in group.docs}) > 1
+    cells: dict[tuple[int, ...], dict[str, list[ResultDocument]]] = {}
     for doc in group.docs:
         per_proc = per_rank_bytes(doc)
         column = column_value(doc, across)
-        cells.setdefault((per_proc * doc.ranks, per_proc), {}).setdefault(column, []).append(doc)
+        row = (*(_layout(doc) if by_layout else ()), per_proc * doc.ranks, per_proc)
+        cells.setdefault(row, {}).setdefault(column, []).append(doc)
     repeated = any(len(d) > 1 for by_url in cells.values() for d in by_url.values())
     pushed_back = any(failed_requests(d, phase) for d in group.docs)
     per_target = [
@@ -157,14 +161,16 @@ def _table(group: _Group, varying: Sequence[str], across: str = "target") -> Tab
     }
     values = list(dict.fromkeys(column_value(d, across) for d in group.docs))
     labels = [""] if len(values) == 1 and across == "target" else [f"{v} " for v in values]
-    columns = ["File Size (MiB)", "File Size Per Proc (MiB)"]
-    kinds = ["size", "size"]
+    columns = [*(["Procs/Node", "Nodes"] if by_layout else []), "File Size (MiB)",
+               "File Size Per Proc (MiB)"]  # fmt: skip
+    kinds = [*(["count", "count"] if by_layout else []), "size", "size"]
     for label in labels:
         columns += [f"{label}{headers[kind]}" for kind in per_target]
         kinds += per_target
     body = []
-    for (file_bytes, per_proc), by_url in sorted(cells.items()):
-        line: list[float | None] = [file_bytes / _MIB, per_proc / _MIB]
+    for key, by_url in sorted(cells.items()):
+        *layout, file_bytes, per_proc = key
+        line: list[float | None] = [*map(float, layout), file_bytes / _MIB, per_proc / _MIB]
         for value in values:
             chosen = by_url.get(value)
             if not chosen:
@@ -182,9 +188,17 @@ def _table(group: _Group, varying: Sequence[str], across: str = "target") -> Tab
             }
             line += [figures[kind] for kind in per_target]
         body.append(tuple(line))
-    return Table(
-        title, tuple(columns), tuple(body), _notes(group, urls, timed, repeated), tuple(kinds)
-    )
+    notes = _notes(group, urls, timed, repeated)
+    if by_layout and any(_layout(d)[0] != d.ranks_per_node for d in group.docs):
+        notes = (LAYOUT_ASKED, *notes)
+    return Table(title, tuple(columns), tuple(body), notes, tuple(kinds))
+
+
+def _layout(doc: ResultDocument) -> tuple[int, int]:
+    """(ranks per node, nodes) as the run asked for them, or as the job had them where the run
+    asked for none."""
+    per_node = doc.run.get("ranks_per_node") or doc.ranks_per_node
+    return per_node, -(-doc.ranks // per_node)
 
 
 def failed_requests(doc: ResultDocument, phase: str) -> int:
@@ -194,13 +208,18 @@ def failed_requests(doc: ResultDocument, phase: str) -> int:
     return sum(s.store_failures.values()) or s.throttled + s.retried
 
 
+#: Said under a Procs/Node x Nodes table whose jobs did not have the layout their runs asked.
+LAYOUT_ASKED = (
+    "Procs/Node and Nodes are the layout each run asked for; some jobs ran with another "
+    "(on one machine every rank shares one host): each document's ranks_per_node says which"
+)
 #: What the studies' "Latency" is, said under every table that keeps their header.
 LATENCY_NOTE = (
     "Latency is the studies' name for the phase time (barrier to the last rank's close or "
     "commit, mean over iterations), not a per-operation latency (report --format rows gives "
-    "those as op_latency_*); Bandwidth is the studies' bytes / mean phase time, which "
-    "differs from the mean of the iterations' bandwidths (IOR's, shown by the run and "
-    "compare) when the iterations' times do"
+    "those as op_latency_*); Bandwidth is the studies' bytes / mean phase time, the headline "
+    "of every output, which differs from the mean of the iterations' bandwidths (IOR's Mean, "
+    "shown beside it as 'mean of iterations') when the iterations' times do"
 )
 
 
@@ -273,7 +292,7 @@ def format_cell(value: float | None, kind: str) -> str:
     """A cell as its column's kind prints it; N/A where there is no value."""
     if value is None:
         return "N/A"
-    return f"{int(value) if kind == 'runs' else value:{_FORMATS[kind]}}"
+    return f"{int(value) if kind in ('runs', 'count') else value:{_FORMATS[kind]}}"
 
 
 def render(tables: Sequence[Table], fmt: str, grids: Sequence[Grid] = ()) -> str:

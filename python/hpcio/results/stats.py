@@ -8,9 +8,10 @@ import statistics
 from collections.abc import Sequence
 
 from hpcio.results import hdr
-from hpcio.results.schema import LatencyPercentiles, Stats
+from hpcio.results.schema import LatencyPercentiles, ResultDocument, Stats
 
 _NS = 1e9
+_MIB = float(1 << 20)
 #: The per-op latency percentiles a document reports (p50, p90, p99, p99.9).
 QUANTILES = (0.5, 0.9, 0.99, 0.999)
 
@@ -52,3 +53,15 @@ def _percentiles(histogram: hdr.Histogram) -> LatencyPercentiles:
         p999_s=p999,
         max_s=histogram.max() / _NS,
     )
+
+
+def headline_bandwidth_mib_s(doc: ResultDocument, phase: str) -> float:
+    """The headline bandwidth of `phase`, as the studies give it and every output shows it:
+    bytes one iteration moved (mean over iterations, for a time-based phase) over the mean
+    phase time. IOR's Mean, the mean of the iterations' bandwidths, stays
+    `summary.bandwidth_mib_s.mean` and is shown as "mean of iterations"."""
+    moved = [p.bytes_total for p in doc.phases if p.phase == phase]
+    seconds = doc.summary[phase].seconds.mean
+    if not moved or not seconds:
+        return 0.0
+    return statistics.fmean(moved) / _MIB / seconds
