@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hpcio import _engine
 from hpcio.runner.body import run_python_body
+from hpcio.runner.stage import Stage
 from hpcio.runner.world import SerialComm
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
@@ -61,14 +62,15 @@ def test_cosmoflow_trains_on_its_tfrecord_files(tmp_path):
                         compute_time_s=0.001).validate()  # fmt: skip
     target = _engine.Target(run.target.url)
     who = RankInfo(0, 1)
-    run_python_body(SerialComm(), target, run, Phase.WRITE, who, PythonBody(loader.generate))
+    run_python_body(Stage(SerialComm(), target, run, who), Phase.WRITE, PythonBody(loader.generate))
     data = unet3d.data_set(run)
     assert isinstance(data, dataset.DataSet) and data.kind is cosmoflow.SAMPLES
     for index in (0, 11):
         (record,) = tfrecord.records((tmp_path / data.key(index)).read_bytes())
         assert len(record) == data.array_bytes()[index]
-    figures = run_python_body(SerialComm(), target, run, Phase.READ, who,
-                              PythonBody(loader.train))  # fmt: skip
+    figures = run_python_body(
+        Stage(SerialComm(), target, run, who), Phase.READ, PythonBody(loader.train)
+    )
     assert figures.errors == 0
     assert figures.bytes == 2 * data.total_bytes()  # batch 1: every file, every epoch
     reduced = cosmoflow.Cosmoflow().reduce_metrics([figures.metrics])

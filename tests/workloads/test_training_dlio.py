@@ -6,6 +6,7 @@ import pytest
 from hpcio import _engine
 from hpcio.errors import SpecError
 from hpcio.runner.body import run_python_body
+from hpcio.runner.stage import Stage
 from hpcio.runner.world import SerialComm
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
@@ -20,9 +21,10 @@ def _trained(url="memory://", **params):
                         compute_time_s=0.005, **params).validate()  # fmt: skip
     target = _engine.Target(run.target.url)
     who = RankInfo(0, 1)
-    run_python_body(SerialComm(), target, run, Phase.WRITE, who, PythonBody(loader.generate))
-    figures = run_python_body(SerialComm(), target, run, Phase.READ, who,
-                              PythonBody(loader.train))  # fmt: skip
+    run_python_body(Stage(SerialComm(), target, run, who), Phase.WRITE, PythonBody(loader.generate))
+    figures = run_python_body(
+        Stage(SerialComm(), target, run, who), Phase.READ, PythonBody(loader.train)
+    )
     assert figures.errors == 0
     return run, figures
 

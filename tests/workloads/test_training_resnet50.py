@@ -5,6 +5,7 @@ front to back), a training phase on a directory reading what the stream covers, 
 import numpy as np
 from hpcio import _engine
 from hpcio.runner.body import run_python_body
+from hpcio.runner.stage import Stage
 from hpcio.runner.world import SerialComm
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
@@ -73,11 +74,12 @@ def test_resnet50_trains_on_its_tfrecord_files(tmp_path):
                         read_threads=2, epochs=2, compute_time_s=0.001).validate()  # fmt: skip
     target = _engine.Target(run.target.url)
     who = RankInfo(0, 1)
-    run_python_body(SerialComm(), target, run, Phase.WRITE, who, PythonBody(loader.generate))
+    run_python_body(Stage(SerialComm(), target, run, who), Phase.WRITE, PythonBody(loader.generate))
     data = unet3d.data_set(run)
     assert isinstance(data, dataset.DataSet) and data.kind is resnet50.SAMPLES
-    figures = run_python_body(SerialComm(), target, run, Phase.READ, who,
-                              PythonBody(loader.train))  # fmt: skip
+    figures = run_python_body(
+        Stage(SerialComm(), target, run, who), Phase.READ, PythonBody(loader.train)
+    )
     assert figures.errors == 0
     steps = 4 * 1251 // 500
     assert figures.bytes == 2 * steps * 500 * int(data.record_bytes()[0])

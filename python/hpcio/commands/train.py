@@ -130,6 +130,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.dlio_config is not None:
         from hpcio.workloads.training import dlio_config
 
+        spec(args, args.ranks or 1)  # a file hpcio refuses is refused before any note on it
         left = dlio_config.left_out(args.dlio_config)
         if left:
             print(f"hpcio: {args.dlio_config}: left to hpcio checkpoint: {', '.join(left)}",
