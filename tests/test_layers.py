@@ -12,6 +12,7 @@ ENGINE_FREE = [
     "hpcio.units",
     "hpcio.errors",
     "hpcio.kinds",
+    "hpcio.tomlfile",
     "hpcio.results.schema",
     "hpcio.results.io",
     "hpcio.results.check",

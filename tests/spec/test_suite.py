@@ -7,7 +7,7 @@ from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import load_suite
 from hpcio.spec.sweep import pending, point_key
-from hpcio.spec.tomlfile import key_lines
+from hpcio.tomlfile import key_lines
 from hpcio.workloads.patterns.common import file_bytes
 
 MiB = 1 << 20

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpcio import tomlfile
 from hpcio.errors import HpcioError
-from hpcio.spec import tomlfile
 
 #: The catalogue shipped with hpcio.
 DEFAULT_CATALOGUE = Path(__file__).with_name("prices.toml")

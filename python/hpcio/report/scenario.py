@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hpcio import tomlfile
 from hpcio.report.cost import markdown_table
 from hpcio.report.prices import Catalogue, CatalogueError, Price, format_money
-from hpcio.spec import tomlfile
 
 _TOP_KEYS = ("scenario", "case", "storage", "compute")
 _SCENARIO_KEYS = ("title", "source", "months", "currency", "digits")

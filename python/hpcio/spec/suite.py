@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hpcio import tomlfile
 from hpcio.errors import HpcioError, SpecError
 from hpcio.options import SIZE, Option
-from hpcio.spec import tomlfile
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec
 from hpcio.spec.sweep import grid
 from hpcio.spec.target import TargetSpec

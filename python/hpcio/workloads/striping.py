@@ -43,7 +43,7 @@ def method(run: RunSpec, workload: Workload) -> str | None:
     """How the run's stripe options are carried out: LFS, HINTS, or None (none asked)."""
     if not asked(run):
         return None
-    if run.target.kind == "posix" and on_cephfs(run.target.path):
+    if not run.target.is_object_store and on_cephfs(run.target.path):
         return CEPHFS
     if shutil.which("lfs") is not None:
         return LFS
