@@ -340,7 +340,7 @@ class _Reader:
         """[start, start + len(into)) of `key` into `into`; its seconds, None if it failed."""
         plan = _range_plan(Op.OPEN_READ, Op.READ, key, start, len(into), self._transfer)
         began = _engine.clock_ns()
-        self._executor.run(*plan.columns(), sink=into)
+        self._executor.run(plan.for_engine(), sink=into)
         ended = _engine.clock_ns()
         figures = self._executor.figures()
         if figures.errors > self._errors:
