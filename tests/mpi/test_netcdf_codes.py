@@ -138,7 +138,7 @@ def test_stripes_become_mpiio_hints_for_allwrite(hpcio, file_url, target_dir, tm
          "serial NetCDF, not MPI-IO, so only lfs setstripe can stripe it and there is no lfs "
          "here; run on Lustre, or stripe allwrite (MPI-IO hints)", marks=no_lfs),
         ("allread", ("--transfer", "1MiB"),
-         "--transfer is for sfsw, sfmw, mfmw, sfmr and mfmr, not allread"),
+         "--transfer is for sfsw, sfmw, mfmw, sfmr, mfmr and model-load, not allread"),
         ("allwrite", ("--direct",),
          "--direct: allwrite goes through NetCDF and HDF5's own I/O"),
         ("read_distribute", ("--collective",),

@@ -56,8 +56,8 @@ def test_python_files_verify_finds_a_changed_byte(hpcio, file_url, target_dir):
         (("--file-size", "1000", "--block", "256KiB"),
          "--file-size 1000 B is not a multiple of --block 256 KiB"),
         (("--files", "0"), "--files must be at least 1, got 0"),
-        (("--transfer", "1MiB"), "--transfer is for sfsw, sfmw, mfmw, sfmr and mfmr, not "
-         "python-files"),
+        (("--transfer", "1MiB"), "--transfer is for sfsw, sfmw, mfmw, sfmr, mfmr and model-load, "
+         "not python-files"),
     ],
 )  # fmt: skip
 def test_python_files_refuses_what_it_cannot_do(hpcio, target_dir, file_url, error_line, more,
