@@ -187,6 +187,13 @@ def _size(value: Any) -> int:
     return size
 
 
+def _size_or_none(value: Any) -> int:
+    """A size that may be 0 (mdtest's -w 0: files created empty)."""
+    if value == 0 or value == "0":
+        return 0
+    return _size(value)
+
+
 def _whole(value: Any) -> int:
     if isinstance(value, str):
         try:
@@ -253,6 +260,8 @@ def choice(*names: str) -> Kind:
 
 
 SIZE = Kind("size", _size)
+#: A size, or 0 for none.
+SIZE_OR_ZERO = Kind("size or 0", _size_or_none)
 WHOLE = Kind("whole number", _whole, cli_type=int)
 POSITIVE = Kind("positive whole number", _positive, cli_type=int)
 FLAG = Kind("flag", _bool, flag=True)

@@ -11,6 +11,7 @@ from hpcio.options import Option, declared
 from hpcio.workloads import checkpoint, listing, netcdf_codes, patterns, python_files
 from hpcio.workloads.contract import Workload
 from hpcio.workloads.inference import model_load
+from hpcio.workloads.mdtest.workload import Mdtest
 from hpcio.workloads.profiles import iozone, storage
 from hpcio.workloads.replay.workload import Replay
 from hpcio.workloads.seismic import imaging, volume
@@ -22,6 +23,7 @@ _REGISTERED: tuple[Workload, ...] = (
     iozone.Iozone(),
     python_files.PythonFiles(),
     listing.Listing(),
+    Mdtest(),
     *netcdf_codes.WORKLOADS,
     *checkpoint.WORKLOADS,
     volume.Volume(),

@@ -44,6 +44,10 @@ def _listing(name: str, settings: Settings) -> str:
     return f"{name} ({settings.get('lister', 'every')})"
 
 
+def _mdtest(name: str, settings: Settings) -> str:
+    return f"{name}{' -u' if settings.get('dir_per_rank') else ''}"
+
+
 def _checkpoint(name: str, settings: Settings) -> str:
     phases = list(settings.get("phases") or ())
     step = "save" if phases == ["write"] else "load" if phases == ["read"] else ""
@@ -83,6 +87,7 @@ WORKLOADS: dict[str, Shown] = {
     "iozone": Shown("iozone", _iozone),
     "python-files": Shown("python", _name),
     "listing": Shown("metadata", _listing),
+    "mdtest": Shown("metadata", _mdtest),
     **dict.fromkeys(("collect_and_write", "allwrite", "read_distribute", "allread"), _NETCDF),
     **dict.fromkeys(("llama3-8b", "llama3-70b", "llama3-405b", "llama3-1t"), _CHECKPOINT),
     "volume": _LIBRARY,

@@ -1,0 +1,2 @@
+"""mdtest's metadata phases (create, stat, read, remove of files and directories, in a tree
+per rank or one shared), their rates as mdtest computes them."""
