@@ -102,8 +102,6 @@ class Mdtest(Workload):
             raise SpecError(f"--direct: {self.name} makes small files from Python buffers")
         if run.target.is_object_store:
             objects.check(run, tree)
-        elif run.target.in_process:
-            raise SpecError(f"{self.name} needs a file:// target or an object store")
 
     def tree(self, run: RunSpec) -> Tree:
         p = run.params
