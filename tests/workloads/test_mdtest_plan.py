@@ -132,4 +132,5 @@ def test_every_name_it_makes_is_its_own():
     workload = registry.get("mdtest")
     assert workload.owns_key("hpcio-mdtest")
     assert workload.owns_key("hpcio-mdtest/mdtest_tree.0/file.mdtest.1.7")
+    assert workload.owns_key("hpcio-mdtest+mdtest_tree.0.0+file.mdtest.1.7")
     assert not workload.owns_key("hpcio-mdtest-x")

@@ -1,6 +1,9 @@
 """mdtest's file phases on an object store: each rank PUTs its objects (of --write-bytes), lists
 its tree's prefix, GETs them (--read-bytes of each) and DELETEs them, one request at a time as
-mdtest's S3 backends do. Directories are prefixes there: nothing to create, stat or remove."""
+mdtest's S3 backends do. Directories are prefixes there: nothing to create, stat or remove.
+The engine lists a target's own level only, so a tree's levels are joined by '+' in one flat
+name ('hpcio-mdtest+mdtest_tree.0.0+mdtest_tree.0.1+file.mdtest.0.7'): a listing of the
+tree's root prefix still finds every object below it."""
 
 from __future__ import annotations
 
@@ -14,6 +17,9 @@ from hpcio.workloads.plans import Op, PlanBuilder, Runs
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
     from hpcio.workloads.contract import Context
+
+#: Joins a tree's levels in an object's name.
+SEP = "+"
 
 
 def check(run: RunSpec, tree: Tree) -> None:
@@ -38,10 +44,10 @@ def run_objects(context: Context, tree: Tree) -> None:
     run, rank = context.run, context.who.rank
     p = run.params
     clock = PhaseClock(context, context.communicator())
-    keys = [f"{TOP}/{path}" for path in tree.item_paths(rank, "file")]
+    keys = [_flat(path) for path in tree.item_paths(rank, "file")]
+    prefix = _flat(tree.dir_path(rank, 0)) + SEP
     try:
         clock.phase("file_create", lambda: _plan(context, Op.WRITE, keys, p.write_bytes))
-        prefix = f"{TOP}/{tree.dir_path(rank, 0)}/"
         clock.phase("file_list", lambda: _list(context, clock, prefix, keys))
         if p.read_bytes:
             clock.phase("file_read", lambda: _plan(context, Op.READ, keys, p.read_bytes))
@@ -56,6 +62,10 @@ def run_objects(context: Context, tree: Tree) -> None:
                 if key.startswith(f"{TOP}/")
             ]
         )
+
+
+def _flat(path: str) -> str:
+    return SEP.join((TOP, *path.split("/")))
 
 
 def _plan(context: Context, op: Op, keys: list[str], size: int) -> int:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
 
 _NS = 1e9
-_OWN = re.compile(re.escape(TOP) + r"(/.*)?")
+_OWN = re.compile(re.escape(TOP) + r"([/+].*)?")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
