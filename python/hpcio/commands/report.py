@@ -80,6 +80,11 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
             checkpoints = checkpoint_table(docs)
             if checkpoints:
                 sys.stdout.write("\n" + checkpoints)
+            from hpcio.report.mdtest import mdtest_table
+
+            metadata = mdtest_table(docs)
+            if metadata:
+                sys.stdout.write("\n" + metadata)
         return 0
     from hpcio.report import plots
 
