@@ -134,3 +134,15 @@ def test_every_name_it_makes_is_its_own():
     assert workload.owns_key("hpcio-mdtest/mdtest_tree.0/file.mdtest.1.7")
     assert workload.owns_key("hpcio-mdtest+mdtest_tree.0.0+file.mdtest.1.7")
     assert not workload.owns_key("hpcio-mdtest-x")
+
+
+def test_clean_removes_the_tree_a_killed_run_left_and_nothing_else(tmp_path):
+    from hpcio.runner.cleanup import clean_target
+    from hpcio.spec.target import TargetSpec
+
+    tree = tmp_path / "hpcio-mdtest" / "mdtest_tree.0" / "mdtest_tree.1"
+    (tree / "dir.mdtest.0.3").mkdir(parents=True)  # empty: no key names it
+    (tree / "file.mdtest.0.4").write_bytes(b"")
+    (tmp_path / "theirs").mkdir()
+    clean_target(TargetSpec.from_url(f"file://{tmp_path}"))
+    assert [p.name for p in tmp_path.iterdir()] == ["theirs"]

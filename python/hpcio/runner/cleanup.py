@@ -66,6 +66,18 @@ def _files_under(spec: TargetSpec, keys: Sequence[str]) -> list[str]:
     return found
 
 
+def _remove_empty_trees(spec: TargetSpec, keys: Sequence[str]) -> None:
+    """The directories below each of `keys` that is a directory on a file:// target, deepest
+    first, once empty (mdtest's tree holds empty directories no file key names), and it."""
+    for key in keys:
+        top = os.path.join(spec.path, key)
+        if spec.is_object_store or not os.path.isdir(top):
+            continue
+        for folder, _, _ in os.walk(top, topdown=False):
+            with contextlib.suppress(OSError):  # not empty: someone else's files are there
+                os.rmdir(folder)
+
+
 def after_failed_job(
     code: int, specs: Sequence[RunSpec], job: str, output: str | None, since: int = 0
 ) -> None:
@@ -155,6 +167,7 @@ def clean_target(spec: TargetSpec, dry_run: bool = False) -> Leftovers:
         target = _engine.Target(spec.url, options=dict(spec.options))
         # A run's lock goes too: one a killed run left on an object store would block the next.
         keys = [k for k in target.list(OWN_PREFIX) if is_own_key(k) or k == LOCK_KEY]
+        owned = keys
         keys = _files_under(spec, keys)
         if spec.is_object_store and spec.traits.lasting:
             from hpcio.workloads.seismic.stores import keys_below
@@ -169,6 +182,7 @@ def clean_target(spec: TargetSpec, dry_run: bool = False) -> Leftovers:
         removed = 0 if dry_run else target.remove(keys)
         if not dry_run:
             remove_empty_directories(spec, keys)
+            _remove_empty_trees(spec, owned)
         journaled = [] if dry_run else journal.abort_abandoned(spec.url, spec.options)
     except OSError as e:
         raise TargetError(f"clean: {_plain(e)}") from None
