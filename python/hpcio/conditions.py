@@ -65,7 +65,7 @@ class Condition:
             toxics.append(_toxic("cut", "limit_data", "upstream", f.cut_share,
                                  bytes=f.cut_after_bytes))  # fmt: skip
         if f.stall_share:
-            toxics.append(_toxic("stall", "timeout", "downstream", f.stall_share,
+            toxics.append(_toxic("stall", "timeout", "upstream", f.stall_share,
                                  timeout=f.stall_ms))  # fmt: skip
         if f.slow_close_ms:
             toxics.append(_toxic("slow_close", "slow_close", "downstream",
