@@ -71,6 +71,7 @@ import tempfile
 import time
 import urllib.parse
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar
@@ -889,3 +890,268 @@ def running(kind: type[LocalServer], root: Path | None = None, **kwargs: Any) ->
         yield server
     finally:
         server.stop()
+
+
+# -- network conditions: toxiproxy in front of a server, and a capped link -------------------
+
+
+class Toxiproxy:
+    """toxiproxy-server (scripts/servers installs it), its API on 127.0.0.1 and a free port;
+    stopped by its PID. Each proxy it opens listens where the caller says (127.0.0.1, or the
+    host end of a Link) and forwards to a server on 127.0.0.1."""
+
+    def __init__(self, root: Path, stop_timeout: float = 10.0) -> None:
+        self.root = root
+        self.stop_timeout = stop_timeout
+        self.port: int | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @staticmethod
+    def executable() -> Path:
+        return SERVERS_DIR / "bin" / "toxiproxy-server"
+
+    @classmethod
+    def missing(cls) -> str | None:
+        if not cls.executable().exists():
+            return f"toxiproxy is not installed in {SERVERS_DIR}: run scripts/servers install"
+        return None
+
+    @property
+    def api(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}"
+
+    def start(self) -> Toxiproxy:
+        missing = self.missing()
+        if missing:
+            raise ServerError(missing)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        with open(self.root / "toxiproxy.log", "ab") as log:
+            self.process = subprocess.Popen(
+                [str(self.executable()), "-host", LOOPBACK, "-port", str(self.port)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent,
+            )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while True:
+            if self.process.poll() is not None:
+                log_text = (self.root / "toxiproxy.log").read_text(errors="replace")
+                raise ServerError(f"toxiproxy exited while starting:\n{log_text[-2000:]}")
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                self._call("GET", "/version")
+                return self
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServerError(f"toxiproxy did not answer on {self.api} within 10 s")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(self.stop_timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(self.stop_timeout)
+
+    def _call(self, method: str, path: str, payload: Any = None) -> Any:
+        connection = http.client.HTTPConnection(LOOPBACK, self.port, timeout=5)
+        try:
+            body = None if payload is None else json.dumps(payload)
+            connection.request(method, path, body, {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            text = response.read().decode()
+            if response.status >= 300:
+                raise ServerError(f"toxiproxy {method} {path}: {response.status} {text}")
+            return json.loads(text) if text.strip() else None
+        finally:
+            connection.close()
+
+    def proxy(self, name: str, listen_host: str, upstream_port: int) -> int:
+        """Open proxy `name` on listen_host and a free port, to 127.0.0.1:upstream_port;
+        returns the port it listens on."""
+        made = self._call("POST", "/proxies", {
+            "name": name, "listen": f"{listen_host}:0",
+            "upstream": f"{LOOPBACK}:{upstream_port}", "enabled": True,
+        })  # fmt: skip
+        return int(made["listen"].rsplit(":", 1)[1])
+
+    def add_toxic(self, proxy: str, toxic: dict[str, Any]) -> None:
+        self._call("POST", f"/proxies/{proxy}/toxics", toxic)
+
+    def remove_toxic(self, proxy: str, name: str) -> None:
+        self._call("DELETE", f"/proxies/{proxy}/toxics/{name}")
+
+    def toxics(self, proxy: str) -> list[dict[str, Any]]:
+        return list(self._call("GET", f"/proxies/{proxy}/toxics"))
+
+    def __enter__(self) -> Toxiproxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+#: The links' subnets (10.231.16.0/24 to 10.231.215.0/24, one a link): a veth pair between this
+#: namespace and one the test makes, never routed anywhere.
+LINK_NETWORK = "10.231"
+
+
+@dataclass(frozen=True)
+class Link:
+    """A veth pair from this network namespace to one made for it, with a token-bucket cap
+    (tbf) on both ends. The proxy listens on the near end (`address`, in this namespace);
+    hpcio runs in the far one (`enter`): every byte between them crosses the capped pair."""
+
+    netns: str
+    device: str
+    address: str
+    mbit: float
+
+    @property
+    def enter(self) -> list[str]:
+        """The command prefix that runs a program on the far side of the link."""
+        return ["nsenter", f"--net=/run/netns/{self.netns}", "--"]
+
+
+def link_missing() -> str | None:
+    """Why a capped link cannot be made here, in one line; None when it can."""
+    if not sys.platform.startswith("linux"):
+        return "a capped link needs Linux network namespaces"
+    if os.geteuid() != 0:
+        return "a capped link needs root (a network namespace, a veth pair, tc)"
+    for program in ("ip", "tc", "nsenter"):
+        if shutil.which(program) is None:
+            return f"a capped link needs {program} on PATH"
+    return None
+
+
+def _run_ip(*args: str) -> None:
+    done = subprocess.run(list(args), capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise ServerError(f"{' '.join(args)}: {done.stderr.strip()}")
+
+
+def _tbf(device: str, mbit: float, netns: str | None = None) -> None:
+    # The bucket must hold a whole GSO super-packet (64 KiB) and a millisecond of traffic, or
+    # tbf drops what the kernel hands it in one piece; the queue holds 50 ms before dropping.
+    burst = max(256 * 1024, int(mbit * 1e6 / 8 / 1000))
+    where = ["ip", "netns", "exec", netns] if netns else []
+    _run_ip(*where, "tc", "qdisc", "add", "dev", device, "root", "tbf",
+            "rate", f"{mbit:g}mbit", "burst", str(burst), "latency", "50ms")  # fmt: skip
+
+
+@contextlib.contextmanager
+def capped_link(mbit: float) -> Iterator[Link]:
+    """A Link capped at `mbit` Mbit/s each way; the namespace, and with it the pair, is
+    removed on exit, also after a failure, and every process left in it is killed by PID."""
+    tag = f"{os.getpid() % 100000}{time.monotonic_ns() % 1000:03d}"
+    netns, device = f"hpcio-link-{tag}", f"hpl{tag}"[:15]
+    subnet = f"{LINK_NETWORK}.{16 + int(tag) % 200}"
+    near, far = f"{subnet}.1", f"{subnet}.2"
+    made = False
+    try:
+        _run_ip("ip", "netns", "add", netns)
+        made = True
+        _run_ip("ip", "-n", netns, "link", "set", "lo", "up")
+        _run_ip("ip", "link", "add", device, "type", "veth", "peer", "name", "eth0",
+                "netns", netns)  # fmt: skip
+        _run_ip("ip", "addr", "add", f"{near}/24", "dev", device)
+        _run_ip("ip", "link", "set", device, "up")
+        _run_ip("ip", "-n", netns, "addr", "add", f"{far}/24", "dev", "eth0")
+        _run_ip("ip", "-n", netns, "link", "set", "eth0", "up")
+        _tbf(device, mbit)
+        _tbf("eth0", mbit, netns)
+        yield Link(netns, device, near, mbit)
+    finally:
+        if made:
+            with contextlib.suppress(OSError):
+                inode = os.stat(f"/run/netns/{netns}").st_ino
+                for entry in os.listdir("/proc"):
+                    if entry.isdigit() and entry != str(os.getpid()):
+                        with contextlib.suppress(OSError):
+                            if os.stat(f"/proc/{entry}/ns/net").st_ino == inode:
+                                os.kill(int(entry), signal.SIGKILL)
+            subprocess.run(["ip", "netns", "del", netns], capture_output=True, check=False)
+        subprocess.run(["ip", "link", "del", device], capture_output=True, check=False)
+
+
+@dataclass
+class ProxiedStore:
+    """A server behind toxiproxy (and a Link where one was asked for), under a named condition
+    of hpcio.conditions. `env`/`environ()` point clients at the proxy; `command(args)` runs a
+    program where the client must run (the far side of the link); `server` is still reachable
+    directly on 127.0.0.1 for checking what was written."""
+
+    server: LocalServer
+    toxiproxy: Toxiproxy
+    proxy_name: str
+    listen: str
+    port: int
+    link: Link | None
+    cap_mib_s: float | None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.listen}:{self.port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        direct = f"{LOOPBACK}:{self.server.port}"
+        return {
+            k: v.replace(direct, f"{self.listen}:{self.port}") for k, v in self.server.env.items()
+        }
+
+    def environ(self, base: dict[str, str] | None = None) -> dict[str, str]:
+        environ = self.server.environ(base)
+        environ.update(self.env)
+        environ["NO_PROXY"] = environ["no_proxy"] = f"{LOOPBACK},localhost,{self.listen}"
+        return environ
+
+    def url(self, prefix: str = "") -> str:
+        return self.server.url(prefix)
+
+    def command(self, args: list[str]) -> list[str]:
+        return [*(self.link.enter if self.link else []), *args]
+
+    def set_toxics(self, toxics: list[dict[str, Any]]) -> None:
+        """Replace the proxy's toxics (a test turns a fault on or off between runs)."""
+        for toxic in self.toxiproxy.toxics(self.proxy_name):
+            self.toxiproxy.remove_toxic(self.proxy_name, toxic["name"])
+        for toxic in toxics:
+            self.toxiproxy.add_toxic(self.proxy_name, toxic)
+
+
+@contextlib.contextmanager
+def proxied_store(
+    server: LocalServer,
+    condition: str,
+    *,
+    link: bool = False,
+    toxics: list[dict[str, Any]] | None = None,
+    root: Path | None = None,
+) -> Iterator[ProxiedStore]:
+    """`server` (started) behind a toxiproxy of its own with the toxics of `condition`
+    (hpcio.conditions; `toxics` replaces them), and with link=True behind a Link capped at the
+    condition's link_mbit. Everything it started is stopped by PID on exit."""
+    from hpcio import conditions
+
+    chosen = conditions.condition(condition)
+    workdir = Path(tempfile.mkdtemp(prefix="hpcio-toxiproxy-")) if root is None else root
+    try:
+        with contextlib.ExitStack() as stack:
+            proxy = stack.enter_context(Toxiproxy(workdir))
+            made_link = stack.enter_context(capped_link(chosen.link_mbit)) if link else None
+            listen = made_link.address if made_link else LOOPBACK
+            name = f"{server.name}-{condition}"
+            assert server.port is not None, "start the server first"
+            port = proxy.proxy(name, listen, server.port)
+            store = ProxiedStore(server, proxy, name, listen, port, made_link,
+                                 chosen.link_mib_s if link else None)  # fmt: skip
+            store.set_toxics(chosen.toxics() if toxics is None else toxics)
+            yield store
+    finally:
+        if root is None:
+            shutil.rmtree(workdir, ignore_errors=True)

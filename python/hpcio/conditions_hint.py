@@ -1,0 +1,46 @@
+"""What to change when a run does not fill a link: from what a run moved, with how many
+requests in flight, and what the link carries, the setting that would (more requests in
+flight per rank, or larger parts). Little's law is the whole idea: each request in flight
+carries about what one carried in the run, so the link needs cap / that many of them, and a
+transfer that is short next to the round trip carries little (docs/cloud.md)."""
+
+from __future__ import annotations
+
+import math
+
+from hpcio.units import format_bytes
+
+#: Below this share of the cap, a run is said not to fill the link.
+FILLED = 0.9
+#: In-flight depth the hint will not go past (patterns' MAX_IN_FLIGHT bounds it anyway).
+_MOST_IN_FLIGHT = 64
+
+
+def fill_hint(
+    *,
+    mib_s: float,
+    cap_mib_s: float,
+    ranks: int,
+    in_flight: int,
+    transfer_bytes: int,
+    shared: bool,
+) -> str | None:
+    """None when `mib_s` is at least FILLED of `cap_mib_s`; else one sentence naming the
+    setting that would fill it: --in-flight N (per rank), and for a shared object's parts
+    also a larger --part-size when the parts are small."""
+    if cap_mib_s <= 0 or mib_s >= FILLED * cap_mib_s:
+        return None
+    streams = max(1, ranks * in_flight)
+    per_stream = mib_s / streams
+    if per_stream <= 0:
+        return "nothing moved: check the target before tuning"
+    needed = math.ceil(FILLED * cap_mib_s / per_stream / ranks)
+    depth = min(_MOST_IN_FLIGHT, max(in_flight + 1, needed))
+    said = (
+        f"{mib_s:.0f} MiB/s is {mib_s / cap_mib_s:.2f} of the link's {cap_mib_s:.0f} MiB/s: "
+        f"{ranks} rank(s) x {in_flight} in flight carry {per_stream:.1f} MiB/s a request; "
+        f"--in-flight {depth} would"
+    )
+    if shared and transfer_bytes < 16 << 20:
+        said += f", or larger parts than {format_bytes(transfer_bytes)} (--part-size 16MiB)"
+    return said

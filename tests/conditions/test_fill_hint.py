@@ -1,0 +1,32 @@
+"""The hint a run that does not fill a link gets: the depth that would, from Little's law."""
+
+from hpcio.conditions_hint import FILLED, fill_hint
+
+MiB = 1 << 20
+
+
+def test_a_run_that_fills_the_link_gets_no_hint():
+    assert fill_hint(mib_s=FILLED * 100, cap_mib_s=100, ranks=1, in_flight=1,
+                     transfer_bytes=16 * MiB, shared=False) is None  # fmt: skip
+
+
+def test_one_request_at_a_time_is_told_the_depth_that_fills_the_link():
+    hint = fill_hint(mib_s=25, cap_mib_s=100, ranks=1, in_flight=1, transfer_bytes=16 * MiB,
+                     shared=False)  # fmt: skip
+    # 25 MiB/s a request: 0.9 x 100 MiB/s needs 4 (3.6 rounded up).
+    assert hint is not None and "--in-flight 4 " in f"{hint} "
+    assert "0.25" in hint
+
+
+def test_ranks_share_the_depth_and_small_parts_are_named():
+    hint = fill_hint(mib_s=20, cap_mib_s=100, ranks=2, in_flight=1, transfer_bytes=MiB,
+                     shared=True)  # fmt: skip
+    # 10 MiB/s a request, 9 requests over 2 ranks: 5 each.
+    assert hint is not None and "--in-flight 5" in hint
+    assert "--part-size" in hint
+
+
+def test_a_hint_always_asks_for_more_than_the_run_had():
+    hint = fill_hint(mib_s=80, cap_mib_s=100, ranks=2, in_flight=8, transfer_bytes=16 * MiB,
+                     shared=False)  # fmt: skip
+    assert hint is not None and "--in-flight 9" in hint
