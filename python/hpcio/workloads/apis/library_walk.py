@@ -92,14 +92,19 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
 
     library = apis.library(layout.api)
     comm = context.communicator() if layout.shared else MPI.COMM_SELF
-    info = mpi_info(layout.hints)
+    # Without hints the libraries get MPI_INFO_NULL, as IOR gives them: an empty info object
+    # is still copied and parsed by every open.
+    info = mpi_info(layout.hints) if layout.hints else MPI.INFO_NULL
     run, recorder = context.run, context.recorder
     extents = None if layout.shared else _extents(plan)
     largest = max(plan.largest_transfer, 1)
     # Writes go from a buffer the engine re-stamps (bytes that are already the payload stay),
-    # reads into a buffer of their own, which the libraries overwrite.
-    payload = _engine.PayloadBuffer(run.seed, largest)
-    written, buffer = payload.view, np.empty(largest, np.uint8)
+    # reads into a buffer of their own, which the libraries overwrite. A phase that only reads
+    # makes no payload: its filling (a millisecond per MiB on a busy node) would be timed.
+    writes = bool(np.any(plan.ops == int(Op.WRITE)))
+    payload = _engine.PayloadBuffer(run.seed, largest) if writes else None
+    written = payload.view if payload is not None else None
+    buffer = np.empty(largest, np.uint8)
     files: dict[int, Any] = {}
     clock = _engine.clock_ns
     steps = operations(plan)
@@ -119,6 +124,7 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
                     if held is not None:
                         context.metrics["mpiio_hints_in_effect"] = held
             elif op == Op.WRITE:
+                assert payload is not None and written is not None  # the plan writes
                 payload.fill(writer, key, offset, length)
                 start = clock()  # the payload is made outside the call, as the engine does
                 files[index].write(offset, written[:length])
@@ -139,7 +145,8 @@ def _run(plan: Plan, layout: Layout, context: Context) -> None:
                 _keep_step(files, steps, plan, layout, context, comm, info)
             _abandon(library, files)
             raise OSError(f"{layout.api} {Op(op).name.lower()} {key}: {e}") from None
-    info.Free()
+    if layout.hints:
+        info.Free()
 
 
 def _keep_step(
