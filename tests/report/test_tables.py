@@ -312,3 +312,36 @@ def test_ranks_per_node_are_rows_of_one_table(hpcio, read_documents):
         assert any(
             note.startswith("Procs/Node and Nodes are the layout") for note in table["notes"]
         )
+
+
+def test_a_transfer_and_fsync_set_per_target_do_not_split_the_table(tmp_path, hpcio):
+    """A suite's object stores take another transfer ([object_store]) and count as fsync'd:
+    their rows stay beside the POSIX ones, and a note says each target's settings."""
+    s3 = json.loads((V1 / "s3-2ranks.jsonl").read_text().splitlines()[0])
+    posix = json.loads(json.dumps(s3))
+    posix["run"]["target"] = {"url": recorded.T1.as_uri(), "kind": "posix", "options": []}
+    posix["run"].update(transfer_bytes=MiB, fsync=False)
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(json.dumps(posix) + "\n" + json.dumps(s3) + "\n")
+    tables = json.loads(report(hpcio, "json", path))
+    on_both = f"on {recorded.T1.as_uri()}, s3://hpcio-test/v1"
+    assert [t["title"] for t in tables] == [f"sfmw write {on_both}", f"sfmw read {on_both}"]
+    assert len(tables[0]["rows"]) == 1
+    notes = tables[0]["notes"]
+    assert f"transfer 1 MiB on {recorded.T1.as_uri()}; transfer 5 MiB on s3://hpcio-test/v1" in (
+        " ".join(notes)
+    )
+    fsync = f"no fsync on {recorded.T1.as_uri()}; fsync on s3://hpcio-test/v1 (an object store"
+    assert any(note.startswith(fsync) for note in notes)
+
+
+def test_two_transfers_on_one_target_still_split(tmp_path, hpcio):
+    s3 = json.loads((V1 / "s3-2ranks.jsonl").read_text().splitlines()[0])
+    other = json.loads(json.dumps(s3))
+    other["run"]["transfer_bytes"] = 10 * MiB
+    other["run"]["size_per_rank_bytes"] = s3["run"]["size_per_rank_bytes"]
+    path = tmp_path / "two.jsonl"
+    path.write_text(json.dumps(s3) + "\n" + json.dumps(other) + "\n")
+    titles = [t["title"] for t in json.loads(report(hpcio, "json", path))]
+    assert "sfmw write on s3://hpcio-test/v1: transfer 5 MiB" in titles
+    assert "sfmw write on s3://hpcio-test/v1: transfer 10 MiB" in titles

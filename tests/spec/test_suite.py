@@ -580,3 +580,61 @@ def test_training_points_sweep_accelerator_counts(write_suite):
 def test_what_a_suite_cannot_run_is_one_line(write_suite, workload, message):
     path = write_suite(TRAINING.replace('workloads = ["unet3d"]', f'workloads = ["{workload}"]'))
     assert message in error_of(path)
+
+
+OBJECT_STORES = """\
+[[target]]
+url = "file:///scratch/a"
+fsync = true
+
+[object_store]
+transfer = "8MiB"
+
+[grid]
+patterns = ["sfmw", "mfmw"]
+sizes = ["1MiB", "16MiB"]
+ranks = 4
+transfer = "1MiB"
+"""
+
+
+def test_object_store_targets_take_the_suites_object_store_options(write_suite):
+    path = write_suite(OBJECT_STORES)
+    suite = load_suite(path, targets=["file:///scratch/b", "s3://bucket-a/x", "az://box/x"])
+    transfers = {(p.target.kind, p.workload.name, p.params.size_per_rank_bytes):
+                 p.params.transfer_bytes for p in suite.points}  # fmt: skip
+    assert transfers[("posix", "sfmw", 16 * MiB)] == MiB
+    assert transfers[("s3", "mfmw", 16 * MiB)] == 8 * MiB
+    assert transfers[("azure", "sfmw", 16 * MiB)] == 8 * MiB
+    # Under 8 MiB per rank the transfer is the size per rank, as everywhere in a grid.
+    assert transfers[("azure", "sfmw", MiB)] == MiB
+
+
+def test_a_point_whose_parts_the_store_refuses_is_left_out_there_and_said(write_suite):
+    path = write_suite(OBJECT_STORES)
+    suite = load_suite(path, targets=["file:///scratch/b", "s3://bucket-a/x", "az://box/x"])
+    on_s3 = {(p.workload.name, p.params.size_per_rank_bytes)
+             for p in suite.points if p.target.kind == "s3"}  # fmt: skip
+    # N-1 of 1 MiB per rank: four 1 MiB parts, under S3's 5 MiB minimum; Azure takes them.
+    assert on_s3 == {("mfmw", MiB), ("mfmw", 16 * MiB), ("sfmw", 16 * MiB)}
+    assert len([p for p in suite.points if p.target.kind == "azure"]) == 4
+    assert len([p for p in suite.points if p.target.kind == "posix"]) == 4
+    assert len(suite.left_out) == 1
+    assert suite.left_out[0].startswith("sfmw 4 ranks 1 MiB/rank x1 on s3://bucket-a/x: s3: ")
+    assert "at least 5 MiB" in suite.left_out[0]
+
+
+def test_a_suite_without_object_store_options_leaves_out_what_s3_refuses(write_suite):
+    path = write_suite(OBJECT_STORES.replace('[object_store]\ntransfer = "8MiB"\n', ""))
+    suite = load_suite(path, targets=["s3://bucket-a/x"])
+    # 1 MiB transfers make 16 parts of 1 MiB: refused at either size, N-1 or N-N.
+    assert [(p.workload.name, p.params.size_per_rank_bytes) for p in suite.points] == [
+        ("mfmw", MiB)
+    ]
+    assert len(suite.left_out) == 3
+
+
+def test_object_store_keys_are_checked(write_suite):
+    path = write_suite(OBJECT_STORES.replace('transfer = "8MiB"', 'transfersize = "8MiB"'))
+    with pytest.raises(SpecError, match="transfersize"):
+        load_suite(path, targets=["s3://bucket-a/x"])

@@ -87,7 +87,8 @@ def add_common_arguments(
         "--target",
         required=True,
         help="where data goes: file:///scratch/hpcio, s3://bucket/prefix, az://container/prefix, "
-        "gs://bucket/prefix, memory://",
+        "gs://bucket/prefix, memory://, or null:// (writes discarded, reads generated: hpcio's "
+        "own ceiling; null://?delay=2ms adds a delay per operation)",
     )
     add_store_option_argument(p)
     declared = [o for o in COMMON_OPTIONS if not flags_only or o.kind.flag or o.field == "ranks"]

@@ -62,7 +62,8 @@ def _common(parser: argparse.ArgumentParser, *, output_required: bool = True) ->
         action="append",
         default=[],
         metavar="URL",
-        help="run against URL instead of the suite's targets (repeatable)",
+        help="run against URL instead of the suite's targets (repeatable): file:///dir, "
+        "s3://bucket/prefix, az://container/prefix, gs://bucket/prefix, memory://, null://",
     )
     parser.add_argument("--scale", help="a scale the suite defines, e.g. small")
 
@@ -75,6 +76,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.suite_command == "show":
         return _show(suite, args.output)
     if args.dry_run:
+        _say_left_out(suite)
         return dry_run("suite", _pending(suite.points, args.output))
     from hpcio.runner import launch
     from hpcio.runner.world import inside_mpi_job
@@ -104,7 +106,14 @@ def _show(suite: Suite, output: str | None) -> int:
     for index, point in enumerate(suite.points, start=1):
         status = "todo" if id(point) in todo else "done"
         print(f"{index:>4}  {status}  {describe(point)}")
+    _say_left_out(suite)
     return 0
+
+
+def _say_left_out(suite: Suite) -> None:
+    """The points a target's store would refuse, which the suite leaves out on it."""
+    for line in suite.left_out:
+        print(f"hpcio suite: left out: {line}")
 
 
 def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
@@ -120,6 +129,7 @@ def _launch(args: argparse.Namespace, argv: Sequence[str], suite: Suite) -> int:
         f"{len(suite.points) - len(todo)} already in {args.output}, {len(todo)} to run",
         flush=True,
     )
+    _say_left_out(suite)
     if not todo:
         return 0
     display = args.display

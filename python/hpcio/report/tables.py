@@ -29,6 +29,12 @@ _MIB = float(1 << 20)
 #: Spec fields a table spreads over its rows (sizes, ranks) and columns (targets); every other
 #: field that differs between runs gives them tables of their own.
 _ROW_AND_COLUMN_FIELDS = ("workload", "target", "ranks", "size_per_rank_bytes", "ranks_per_node")
+#: Settings a suite may make per target that a table then says in a note, not its title.
+_PER_TARGET_FIELDS = ("transfer_bytes", "fsync")
+_PER_TARGET_WHY = {
+    "transfer_bytes": " (a transfer is at most the size per rank)",
+    "fsync": " (an object store's write is durable at its commit: counted as fsync)",
+}
 #: Families whose documents have their own tables (report/training.py): a size per rank
 #: and a phase time say nothing of a training run.
 _OWN_TABLES = ("training",)
@@ -73,6 +79,13 @@ def study_tables(docs: Sequence[ResultDocument], across: str = "target") -> list
     pooled: Latency is the mean over all their iterations, and a Runs column says how many
     there were."""
     fixed = _row_and_column_fields(across)
+    # Settings made per target (a suite's [object_store] transfer, a transfer capped at the
+    # size per rank, fsync on POSIX beside a store's commit) do not split a study's table when
+    # no cell mixes two values: its notes say them per target.
+    in_notes = tuple(
+        name for name in _PER_TARGET_FIELDS if name != across and _set_per_point(docs, name)
+    )
+    fixed = (*fixed, *in_notes)
     if across == "workload":
         # Runs of two workloads never share the params only one of them takes.
         every = [set(spec_fields(doc.run)) for doc in docs] or [set()]
@@ -96,8 +109,37 @@ def study_tables(docs: Sequence[ResultDocument], across: str = "target") -> list
         for key, chosen in by_phase.items()
     }
     return [
-        _table(group, varying[(group.pattern, group.phase)], across) for group in groups.values()
+        _table(group, varying[(group.pattern, group.phase)], across, in_notes)
+        for group in groups.values()
     ]
+
+
+def _set_per_point(docs: Sequence[ResultDocument], name: str) -> bool:
+    """Whether spec field `name` differs between the documents, but only from one target or
+    size per rank to another: then no cell of a table mixes two values, and no two runs of
+    one target and size were made to compare them."""
+    values: dict[tuple[object, object], set[object]] = {}
+    for doc in docs:
+        fields = spec_fields(doc.run)
+        if name in fields:
+            cell = (fields["target"], fields.get("size_per_rank_bytes"))
+            values.setdefault(cell, set()).add(fields[name])
+    differ = len(set().union(*values.values())) > 1 if values else False
+    return differ and all(len(found) == 1 for found in values.values())
+
+
+def _per_target_note(group: _Group, urls: Sequence[str], name: str) -> str | None:
+    """The values of field `name` a table's runs had, per target, when not in its title."""
+    said = []
+    for url in urls:
+        mine = [spec_fields(d.run) for d in group.docs if d.run["target"]["url"] == url]
+        found = list(dict.fromkeys(fields[name] for fields in mine if name in fields))
+        if found:
+            words = ", ".join(describe({name: value}, [name]) for value in sorted(found))
+            said.append(f"{words} on {url}")
+    if not said:
+        return None
+    return "; ".join(said) + _PER_TARGET_WHY.get(name, "")
 
 
 def _row_and_column_fields(across: str) -> tuple[str, ...]:
@@ -119,7 +161,9 @@ def known_fields(docs: Sequence[ResultDocument]) -> list[str]:
     return list(dict.fromkeys(name for doc in docs for name in spec_fields(doc.run)))
 
 
-def _table(group: _Group, varying: Sequence[str], across: str = "target") -> Table:
+def _table(
+    group: _Group, varying: Sequence[str], across: str = "target", in_notes: Sequence[str] = ()
+) -> Table:
     phase = group.phase
     fields = spec_fields(group.docs[0].run)
     urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))
@@ -189,6 +233,8 @@ def _table(group: _Group, varying: Sequence[str], across: str = "target") -> Tab
             line += [figures[kind] for kind in per_target]
         body.append(tuple(line))
     notes = _notes(group, urls, timed, repeated)
+    said = (_per_target_note(group, urls, name) for name in in_notes)
+    notes = (*notes, *(note for note in said if note))
     if by_layout and any(_layout(d)[0] != d.ranks_per_node for d in group.docs):
         notes = (LAYOUT_ASKED, *notes)
     return Table(title, tuple(columns), tuple(body), notes, tuple(kinds))

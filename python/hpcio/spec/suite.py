@@ -6,7 +6,9 @@ them. Run options (transfer, fsync, ...) are set for the whole grid and may be o
 target; a named scale ([scale.small]) overrides grid keys to run the same shape smaller.
 Cases ([[case]]) are sets of run options that belong together, such as a library and its
 codec: each is a point of its own, crossed with the other axes but not with one another, and a
-target may run only some of them.
+target may run only some of them. [object_store] holds run options for every object-store
+target (a transfer its parts accept); a point whose parts a store would still refuse (N-1 with
+less than S3's 5 MiB minimum part per rank) is left out on that target, and the suite says so.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hpcio import tomlfile
+from hpcio import kinds, tomlfile
 from hpcio.errors import HpcioError, SpecError
 from hpcio.options import SIZE, Option
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec
@@ -27,6 +29,7 @@ from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes, parse_size_range
 from hpcio.workloads import registry
 from hpcio.workloads.contract import Workload
+from hpcio.workloads.limits import check_limits
 
 #: The grid's axes: each takes one value or a list of them.
 AXES = ("patterns", "workloads", "sizes", "ranks", "ranks_per_node", "iterations")
@@ -35,7 +38,7 @@ FAMILY = "pattern"
 #: Run options that [grid] may also list, as an axis (a run option in [[target]]).
 LISTED_OPTIONS = ("stripe_count", "stripe_size")
 SUITE_KEYS = ("name", "description", "reference")
-TOP_KEYS = ("suite", "target", "grid", "scale", "case")
+TOP_KEYS = ("suite", "target", "grid", "scale", "case", "object_store")
 
 
 def run_options(workloads: Sequence[Workload] | None = None) -> dict[str, Option]:
@@ -91,6 +94,9 @@ class Suite:
     #: Every scale the suite defines besides its full one.
     scales: tuple[str, ...]
     points: tuple[RunSpec, ...]
+    #: Points a target's store would refuse, one line each ("sfmw 4 ranks 1 MiB/rank x2 on
+    #: s3://b/x: s3: multipart parts must be at least 5 MiB ..."): left out, not run.
+    left_out: tuple[str, ...] = ()
 
     def groups(self) -> dict[tuple[int, int | None], list[RunSpec]]:
         """Points by (ranks, ranks per node), in order: one MPI launch each."""
@@ -154,6 +160,7 @@ def load_suite(
         suite_targets = [_override(toml, url, suite_targets) for url in targets]
     if not suite_targets:
         raise SpecError(f"{toml.path}: names no [[target]]; add one or pass --target URL")
+    suite_targets = _with_object_store_options(toml, data, suite_targets)
 
     read = _Reader(toml, grid_table, grid_where)
     if "patterns" not in grid_table and "workloads" not in grid_table:
@@ -196,14 +203,58 @@ def load_suite(
                     points.extend(
                         _grid(toml, grid_base, base, target.where, workloads, sizes, chosen)
                     )
+    runnable, left_out = _split_refused_by_store(points)
     return Suite(
         path=toml.path,
         name=name,
         description=str(about.get("description", "")),
         scale=scale,
         scales=tuple(scales),
-        points=tuple(points),
+        points=tuple(runnable),
+        left_out=tuple(left_out),
     )
+
+
+def _with_object_store_options(
+    toml: tomlfile.TomlFile, data: Mapping[str, Any], targets: Sequence[_Target]
+) -> list[_Target]:
+    """Each object-store target with the suite's [object_store] run options under its own
+    (a suite written for a directory gives S3 the parts it accepts)."""
+    table = _table(toml, data, ("object_store",), required=False)
+    toml.check_keys(table, ("object_store",), tuple(SUITE_OPTIONS))
+    options = _Reader(toml, table, {k: ("object_store", k) for k in table}).run_options()
+    return [
+        dataclasses.replace(t, options={**options, **t.options}) if t.spec.is_object_store else t
+        for t in targets
+    ]
+
+
+def _split_refused_by_store(points: Sequence[RunSpec]) -> tuple[list[RunSpec], list[str]]:
+    """The points a store's part limits allow, and a line for each of the others: an N-1
+    object of 1 MiB parts cannot exist on S3 at any transfer, so the point is left out on S3
+    (and runs on Azure, whose blocks have no minimum) instead of failing the suite."""
+    runnable, left_out = [], []
+    for point in points:
+        if not (point.target.is_object_store and point.writes):
+            runnable.append(point)
+            continue
+        limits = kinds.of(point.target.kind).limits
+        try:
+            check_limits(
+                point.target.kind,
+                point.workload.objects_written(point),
+                {
+                    "min_part_bytes": limits.min_part_bytes,
+                    "max_part_bytes": limits.max_part_bytes,
+                    "max_parts": limits.max_parts,
+                    "max_object_bytes": 0,
+                },
+            )
+        except SpecError as e:
+            left_out.append(f"{describe(point)}: {e}")
+            continue
+        runnable.append(point)
+    return runnable, left_out
 
 
 def describe(point: RunSpec, *, target: bool = True) -> str:
