@@ -242,7 +242,7 @@ def test_dlio_s_step_knobs_are_read_under_their_names(tmp_path):
         "train: {epochs: 3, computation_time: 0.323, computation_time_stdev: 0.01, "
         "total_training_steps: 3}",
     ).replace("sample_shuffle: seed", "sample_shuffle: random"))  # fmt: skip
-    found = dlio_config.settings(str(config), unet3d.COMPUTE_S)
+    found = dlio_config.settings(str(config), unet3d.UNET3D_MODEL)
     assert found["compute_stdev_s"] == 0.01 and found["training_steps"] == 3
     assert found["sample_shuffle"] == "random" and found["accelerator"] == "h100"
     assert found["samples"] == 28 and found["prefetch"] == 8 and found["scale"] == "full"
@@ -251,5 +251,5 @@ def test_dlio_s_step_knobs_are_read_under_their_names(tmp_path):
         "train: {epochs: 3, computation_time: 0.323, computation_time_stdev: 0, "
         "total_training_steps: -1}",
     ))  # fmt: skip
-    found = dlio_config.settings(str(config), unet3d.COMPUTE_S)
+    found = dlio_config.settings(str(config), unet3d.UNET3D_MODEL)
     assert "compute_stdev_s" not in found and "training_steps" not in found

@@ -3,6 +3,7 @@ batch as DLIO's TFRecord reader streams them (files interleaved read_threads at 
 front to back), a training phase on a directory reading what the stream covers, bad input."""
 
 import numpy as np
+import pytest
 from hpcio import _engine
 from hpcio.runner.body import run_python_body
 from hpcio.runner.stage import Stage
@@ -117,3 +118,173 @@ def test_fewer_files_than_ranks_is_one_line(hpcio, target_dir, file_url, error_l
         "hpcio: error: --samples 1: resnet50's files are streamed one rank each; give at least "
         "one file a rank (2)"
     )
+
+
+# DLIO's own workload files (configs/workload/), as DLIO 2.0.0 ships them.
+RESNET50_H100 = """\
+model:
+  name: resnet50
+  type: cnn
+framework: tensorflow
+workflow:
+ generate_data: False
+ train: True
+dataset:
+ num_files_train: 1024
+ num_samples_per_file: 1251
+ record_length_bytes: 114660.07
+ record_length_bytes_resize: 150528
+ data_folder: data/resnet50
+ format: tfrecord
+train:
+ computation_time: 0.224
+ epochs: 5
+reader:
+ data_loader: tensorflow
+ read_threads: 8
+ computation_threads: 8
+ batch_size: 400
+metric:
+ au: 0.90
+"""
+BERT_V100 = """\
+model:
+  name: bert
+  model_size_bytes: 4034713312
+framework: tensorflow
+workflow:
+  generate_data: False
+  train: True
+  debug: False
+  checkpoint: True
+dataset:
+  data_folder: data/bert
+  format: tfrecord
+  num_files_train: 500
+  num_samples_per_file: 313532
+  record_length_bytes: 2500
+  file_prefix: part
+train:
+  seed_change_epoch: False
+  computation_time: 0.968
+  total_training_steps: 1000
+reader:
+  data_loader: tensorflow
+  read_threads: 1
+  computation_threads: 1
+  transfer_size: 262144
+  batch_size: 48
+  file_shuffle: seed
+  sample_shuffle: seed
+checkpoint:
+  checkpoint_folder: checkpoints/bert
+  steps_between_checkpoints: 250
+"""
+
+
+def test_dlio_s_resnet50_and_bert_files_set_the_run(tmp_path):
+    from hpcio.workloads.training import bert, dlio_config
+
+    config = tmp_path / "resnet50_h100.yaml"
+    config.write_text(RESNET50_H100.replace("num_files_train: 1024", "num_files_train: 16"))
+    found = dlio_config.settings(str(config), resnet50.MODEL)
+    assert found["accelerator"] == "h100" and found["scale"] == "full"
+    assert (found["samples"], found["batch"], found["read_threads"]) == (16, 400, 8)
+    assert found["resize_bytes"] == 150_528 and found["epochs"] == 5
+    config = tmp_path / "bert_v100.yaml"
+    config.write_text(BERT_V100)
+    found = dlio_config.settings(str(config), bert.MODEL)
+    assert found["accelerator"] == "v100" and found["training_steps"] == 1000
+    assert found["transfer_bytes"] == 262_144 and found["samples"] == 500
+    assert dlio_config.left_out(str(config)) == [
+        "workflow.checkpoint", "checkpoint.checkpoint_folder",
+        "checkpoint.steps_between_checkpoints",
+    ]  # fmt: skip
+
+
+def test_a_dlio_file_of_resnet50_drives_a_dry_run(hpcio, tmp_path):
+    config = tmp_path / "resnet50_h100.yaml"
+    config.write_text(RESNET50_H100.replace("num_files_train: 1024", "num_files_train: 16"))
+    done = hpcio("train", "resnet50", "--target", "memory://", "--dlio-config", config,
+                 "--epochs", 2, "--dry-run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "h100, 16 file(s) of 1251 sample(s) (full scale), batch 400, 50 step(s) x 2" in (
+        done.stdout
+    )
+
+
+def test_another_training_s_dlio_file_is_refused_by_name(hpcio, tmp_path, error_line):
+    # unet3d's samples are npz under PyTorch: resnet50's file names what differs.
+    config = tmp_path / "resnet50_h100.yaml"
+    config.write_text(RESNET50_H100)
+    done = hpcio("train", "unet3d", "--target", "memory://", "--dlio-config", config,
+                 "--dry-run")  # fmt: skip
+    assert done.returncode == 2
+    line = error_line(done)
+    assert line.startswith(f"hpcio: error: --dlio-config {config}: hpcio cannot emulate ")
+    for named in ("dataset.format: 'tfrecord' (only 'npz'", "num_samples_per_file: 1251",
+                  "reader.data_loader: 'tensorflow' (only 'pytorch'",
+                  "dataset.record_length 114660.07"):  # fmt: skip
+        assert named in line
+    # bert's pass mark is DLIO's default; another is refused under bert's own name.
+    config.write_text(BERT_V100 + "metric:\n  au: 0.70\n")
+    done = hpcio("train", "bert", "--target", "memory://", "--dlio-config", config,
+                 "--dry-run")  # fmt: skip
+    assert done.returncode == 2
+    assert "metric.au: 0.7 (only 0.9 is emulated)" in error_line(done)
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "settings"),
+    [
+        ("resnet50", {}),
+        ("resnet50", {"scale": "small", "transfer_bytes": 4 << 20, "prefetch": 4}),
+        ("resnet50", {"read_threads": 16, "batch": 64}),
+        ("bert", {}),
+        ("bert", {"transfer_bytes": 8 << 20, "prefetch": 8}),
+    ],
+)  # fmt: skip
+def test_memory_counts_the_buffers_the_loader_asks_for(name, settings):
+    # What a rank holds is each prefetched fetch's lanes (no more than its plan's largest
+    # batch of calls, runner/body.py) x its buffer, the one image handed over a batch and
+    # its batch, and the epoch's reads: the estimate is at least that, and no more than
+    # twice the buffers a step's fetch takes at most.
+    from hpcio.workloads import registry
+
+    workload = registry.get(name)
+    run = RunSpec.build(name, target=TargetSpec.from_url("null://"), training_steps=40,
+                        **settings).validate()  # fmt: skip
+    p = run.params
+    data = unet3d.data_set(run)
+    buffer = p.transfer_bytes or records.TFRECORD_BUFFER_BYTES
+    mine = records.rank_files(data.samples, 0, 1)
+    sizes, keys = data.record_bytes(), data.keys()
+    lanes = [
+        min(p.read_threads, records.ranges_plan(
+            keys, records.stream_reads(mine, data.kind.samples_per_file, p.read_threads,
+                                       step * p.batch, p.batch), sizes, buffer,
+        ).largest_batch)
+        for step in range(p.training_steps)
+    ]  # fmt: skip
+    fetched = p.prefetch * max(lanes) * max(buffer, int(sizes.max()))
+    handed = 2 * unet3d.handed_over_bytes(p)
+    need = workload.memory(run, 1)
+    assert fetched + handed <= need.bytes <= 2 * (fetched + handed) + 40 * 4096
+    assert f"{p.prefetch} batch(es) ahead x {max(lanes)} read(s)" in need.breakdown
+
+
+def test_the_au_table_counts_samples_not_files(hpcio, tmp_path):
+    from hpcio.report.training import NOT_DLIO, au_rows, sizing_lines
+    from hpcio.results import io as results_io
+    from hpcio.workloads.training import bert
+
+    out = tmp_path / "bert.jsonl"
+    done = hpcio("train", "bert", "--target", "null://", "--scale", "small", "--samples", 3,
+                 "--training-steps", 3, "--compute-time", "0.001", "-q", "-o", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    docs = results_io.read(out)
+    ((_, samples, *_),) = au_rows(docs)
+    assert samples == f"{3 * bert.SAMPLES.samples_per_file:,} in 3 files (small)"
+    # The table says what it was compared with: DLIO's definitions, not DLIO run beside it.
+    assert sizing_lines(docs)[-1] == NOT_DLIO

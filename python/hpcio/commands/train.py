@@ -119,7 +119,7 @@ def _from_dlio_config(args: argparse.Namespace) -> dict[str, object]:
     from hpcio.workloads.training import dlio_config
 
     workload = next(w for w in _workloads() if w.name == WORKLOADS[args.name])
-    found = dlio_config.settings(args.dlio_config, workload.params.MODEL.compute_s)
+    found = dlio_config.settings(args.dlio_config, workload.params.MODEL)
     if args.name not in _TRAININGS:  # a datagen takes what shapes the data set
         datagen = {o.field for o in registry.options([workload])}
         found = {k: v for k, v in found.items() if k in datagen or k == "seed"}

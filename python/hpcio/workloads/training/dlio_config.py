@@ -1,5 +1,7 @@
-"""A DLIO workload file (configs/workload/*.yaml) as hpcio train's settings: the options that
-change what storage sees, under DLIO's names; the ones hpcio cannot emulate refused by name."""
+"""A DLIO workload file (configs/workload/*.yaml) as hpcio train's settings for one training
+(unet3d, cosmoflow, resnet50, bert): the options that change what storage sees, under DLIO's
+names; the ones hpcio cannot emulate, or that differ from the training's own (its format,
+samples per file, record length, loader, pass mark), refused by name."""
 
 from __future__ import annotations
 
@@ -8,10 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from hpcio.errors import SpecError
-from hpcio.workloads.training.dataset import SAMPLE_MEAN_BYTES, SAMPLE_STDEV_BYTES, SMALL_DIVISOR
-
-#: DLIO's pass mark: hpcio's AU table passes at 90 %.
-_PASS_AU = 0.90
+from hpcio.workloads.training.dataset import SMALL_DIVISOR
+from hpcio.workloads.training.model import TrainingModel
 
 
 def _same(expected: object) -> Callable[[Any], str | None]:
@@ -63,6 +63,8 @@ _TAKEN: dict[str, str | None] = {
     "reader.computation_threads": None,
     "reader.dont_use_mmap": None,
     "reader.multiprocessing_context": None,
+    # TensorFlow's shuffle buffer: records shuffled in memory, after the reads.
+    "reader.shuffle_size": None,
     "train.seed_change_epoch": None,
     "output.folder": None,
     "output.log_file": None,
@@ -71,19 +73,22 @@ _TAKEN: dict[str, str | None] = {
 #: Fields whose DLIO value 0 (or below) means "not set".
 _OFF_AT_ZERO = ("compute_stdev_s", "training_steps")
 
-#: DLIO's key -> the values hpcio emulates (a reason to refuse any other).
-_CHECKED: dict[str, Callable[[Any], str | None]] = {
-    "dataset.format": _same("npz"),
-    "dataset.num_samples_per_file": _same(1),
-    "dataset.num_subfolders_train": _none_above(1),
-    "dataset.num_files_eval": _same(0),
-    "dataset.compression": _same("none"),
-    "reader.data_loader": _same("pytorch"),
-    "reader.file_shuffle": _same("seed"),
-    "reader.read_type": _same("on_demand"),
-    "metric.au": _same(_PASS_AU),
-    "workflow.evaluation": _same(False),
-}
+
+def _checked(model: TrainingModel) -> dict[str, Callable[[Any], str | None]]:
+    """DLIO's key -> the values hpcio emulates for `model` (a reason to refuse any other)."""
+    return {
+        "dataset.format": _same(model.samples.format),
+        "dataset.num_samples_per_file": _same(model.samples.samples_per_file),
+        "dataset.num_subfolders_train": _none_above(1),
+        "dataset.num_files_eval": _same(0),
+        "dataset.compression": _same("none"),
+        "reader.data_loader": _same(model.data_loader),
+        "reader.file_shuffle": _same("seed"),
+        "reader.read_type": _same("on_demand"),
+        "metric.au": _same(model.pass_au_percent / 100),
+        "workflow.evaluation": _same(False),
+    }
+
 
 _RECORD = ("dataset.record_length", "dataset.record_length_bytes")
 _STDEV = ("dataset.record_length_stdev", "dataset.record_length_bytes_stdev")
@@ -123,17 +128,15 @@ def read(path: str) -> dict[str, Any]:
     return _flat(tree)
 
 
-def settings(path: str, compute_s: Mapping[str, float]) -> dict[str, Any]:
-    """hpcio train's settings (field -> value) from DLIO's workload file at `path`.
-
-    Args:
-        compute_s: the accelerators hpcio knows and their compute time per step: a
-            computation_time that is one of them names the accelerator.
+def settings(path: str, model: TrainingModel) -> dict[str, Any]:
+    """hpcio train's settings (field -> value) for `model` from DLIO's workload file at
+    `path`. A computation_time that is one of the model's accelerators' names it.
 
     Raises:
         SpecError: one line naming every option of the file hpcio cannot emulate, and why.
     """
     config = read(path)
+    checked = _checked(model)
     found: dict[str, Any] = {}
     refused: list[str] = []
     for key, value in config.items():
@@ -144,8 +147,8 @@ def settings(path: str, compute_s: Mapping[str, float]) -> dict[str, Any]:
             off = field in _OFF_AT_ZERO and isinstance(value, int | float) and value <= 0
             if field is not None and not off:
                 found[field] = value
-        elif key in _CHECKED:
-            why = _CHECKED[key](value)
+        elif key in checked:
+            why = checked[key](value)
             if why is not None:
                 refused.append(f"{key}: {value!r} ({why})")
         elif key in _RECORD or key in _STDEV or section in _ELSEWHERE or key in _ELSEWHERE:
@@ -154,12 +157,12 @@ def settings(path: str, compute_s: Mapping[str, float]) -> dict[str, Any]:
             refused.append(f"{key} (hpcio does not evaluate)")
         else:
             refused.append(f"{key} (unknown to hpcio)")
-    scale = _scale(config, refused)
+    scale = _scale(config, model, refused)
     if scale is not None:
         found["scale"] = scale
     if refused:
         raise SpecError(f"--dlio-config {path}: hpcio cannot emulate " + "; ".join(refused))
-    named = [name for name, s in compute_s.items() if s == found.get("compute_time_s")]
+    named = [name for name, s in model.compute_s.items() if s == found.get("compute_time_s")]
     if named:
         found["accelerator"] = named[0]
     return found
@@ -174,21 +177,24 @@ def left_out(path: str) -> list[str]:
     ]
 
 
-def _scale(config: Mapping[str, Any], refused: list[str]) -> str | None:
+def _scale(config: Mapping[str, Any], model: TrainingModel, refused: list[str]) -> str | None:
     """The --scale whose sample sizes are the file's record length and stdev: hpcio's
-    samples are unet3d's (full) or those divided by 16 (small), nothing else yet."""
+    samples are the model's (full) or those divided by 16 (small), nothing else yet. DLIO's
+    own files give some lengths with a fraction (resnet50's 114660.07): within a byte is
+    the same size, as hpcio's sizes are whole bytes."""
     record = next((config[k] for k in _RECORD if k in config), None)
     stdev = next((config[k] for k in _STDEV if k in config), None)
     if record is None and stdev is None:
         return None
+    mean_bytes, stdev_bytes = model.samples.mean_bytes, model.samples.stdev_bytes
     for scale, divisor in (("full", 1), ("small", SMALL_DIVISOR)):
-        mean_ok = record is None or float(record) == SAMPLE_MEAN_BYTES / divisor
-        stdev_ok = stdev is None or float(stdev) == SAMPLE_STDEV_BYTES / divisor
+        mean_ok = record is None or abs(float(record) - mean_bytes / divisor) < 1
+        stdev_ok = stdev is None or abs(float(stdev) - stdev_bytes / divisor) < 1
         if mean_ok and stdev_ok:
             return scale
     refused.append(
-        f"dataset.record_length {record} / stdev {stdev} (only unet3d's, "
-        f"{SAMPLE_MEAN_BYTES} / {SAMPLE_STDEV_BYTES} bytes, or those divided by "
-        f"{SMALL_DIVISOR} with --scale small)"
+        f"dataset.record_length {record} / stdev {stdev} (only {model.name}'s, "
+        f"{mean_bytes} / {stdev_bytes} bytes, or those divided by {SMALL_DIVISOR} with "
+        "--scale small)"
     )
     return None

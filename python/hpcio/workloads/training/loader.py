@@ -323,6 +323,7 @@ def train(context: Context) -> None:
         compute_time_s=compute_ns / 1e9,
         record_bytes=record_bytes(p),
         loader=p.loader,
+        data_set_samples=samples,
     )
 
 

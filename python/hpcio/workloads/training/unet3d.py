@@ -27,8 +27,9 @@ from hpcio.workloads.contract import (
 )
 from hpcio.workloads.patterns.common import DIRECT_ALIGN
 from hpcio.workloads.training import loader
-from hpcio.workloads.training.dataset import SCALES, UNET3D, DataSet, SampleKind, owns_key
+from hpcio.workloads.training.dataset import SCALES, UNET3D, DataSet, owns_key
 from hpcio.workloads.training.found import FoundDataSet, find_dlio
+from hpcio.workloads.training.model import TrainingModel
 from hpcio.workloads.training.utilization import (
     EXCLUDED_FIRST_STEPS,
     PASS_AU_PERCENT,
@@ -54,19 +55,6 @@ SHUFFLES = ("off", "seed", "random")
 #: np.load reads an npz member in calls of this many bytes (numpy's format.BUFFER_SIZE), so
 #: DLIO's npz reader asks the storage for a sample this much at a time.
 NUMPY_CHUNK_BYTES = 1 << 18
-
-
-@dataclass(frozen=True, slots=True)
-class TrainingModel:
-    """What one of MLPerf Storage's training workloads is, from its DLIO configs."""
-
-    samples: SampleKind
-    #: Seconds of compute per step on each accelerator (train.computation_time).
-    compute_s: dict[str, float]
-    #: Bytes a sample is handed over as (record_length_resize; 0: the record length).
-    resize_bytes: int
-    #: The AU a run passes at (metric.au).
-    pass_au_percent: float
 
 
 UNET3D_MODEL = TrainingModel(UNET3D, COMPUTE_S, RESIZE_BYTES, PASS_AU_PERCENT)
@@ -509,7 +497,7 @@ class Unet3d(_Unet3dBase):
         )
 
     def label(self, settings: dict[str, Any]) -> str:
-        return f"unet3d {settings.get('accelerator', '')}".strip()
+        return f"{self.name} {settings.get('accelerator', '')}".strip()
 
     def reduce_metrics(self, per_rank: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """AU and throughput as DLIO reduces them (utilization.py), the I/O wait of every
@@ -535,12 +523,32 @@ class Unet3d(_Unet3dBase):
             "dlio_io_mib_per_s": dlio_mib,
             "dlio_io_mb_per_s": dlio_mib * (1 << 20) / 1e6,
             "record_bytes": first["record_bytes"],
+            # Samples, not files: resnet50's and bert's files hold many.
+            "data_set_samples": first.get("data_set_samples"),
             "loader": first["loader"],
             "io_wait": wait_summary(waits),
+            "dlio_step_sums": [_step_sums(m.get("step_times", [])) for m in per_rank],
             "steps_per_epoch": first["steps_per_epoch"],
             "compute_time_s": first["compute_time_s"],
             "accelerators": len(per_rank),
         }
+
+
+def _step_sums(epochs: Sequence[dict[str, Any]]) -> list[dict[str, float]]:
+    """A rank's epochs as the sums DLIO's statistics take of its step times (statscounter.py):
+    the wall time, the first step's load and compute, the compute of the steps after it, and
+    the steps; small, so the document keeps them for every rank (bench/train_au recomputes
+    DLIO's figures from them)."""
+    return [
+        {
+            "wall_s": e["wall_s"],
+            "first_step_s": e["load_s"][0] + e["compute_s"][0],
+            "compute_after_first_s": float(sum(e["compute_s"][EXCLUDED_FIRST_STEPS:])),
+            "steps": len(e["compute_s"]),
+        }
+        for e in epochs
+        if e["compute_s"]
+    ]
 
 
 def _data_words(data: DataSet | FoundDataSet, scale: str) -> str:
