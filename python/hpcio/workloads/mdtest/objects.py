@@ -44,8 +44,8 @@ def run_objects(context: Context, tree: Tree) -> None:
     run, rank = context.run, context.who.rank
     p = run.params
     clock = PhaseClock(context, context.communicator())
-    keys = [_flat(path) for path in tree.item_paths(rank, "file")]
-    prefix = _flat(tree.dir_path(rank, 0)) + SEP
+    keys = [object_key(path) for path in tree.item_paths(rank, "file")]
+    prefix = object_key(tree.dir_path(rank, 0)) + SEP
     try:
         clock.phase("file_create", lambda: _plan(context, Op.WRITE, keys, p.write_bytes))
         clock.phase("file_list", lambda: _list(context, clock, prefix, keys))
@@ -64,7 +64,8 @@ def run_objects(context: Context, tree: Tree) -> None:
         )
 
 
-def _flat(path: str) -> str:
+def object_key(path: str) -> str:
+    """The object of a tree path: its levels joined by SEP under TOP."""
     return SEP.join((TOP, *path.split("/")))
 
 

@@ -119,8 +119,16 @@ class Mdtest(Workload):
         return PythonBody(iteration)
 
     def keys(self, run: RunSpec) -> list[str]:
-        # The body removes all it makes, as mdtest does, and rank 0 the rest at its end.
-        return []
+        """Every rank's files (objects): the body removes all it makes, as mdtest does, so
+        these are for a run that was stopped (its directories go once empty, `hpcio clean`
+        takes the empty ones an mdtest tree holds)."""
+        if run.params.items_kind == "dirs":
+            return [TOP]
+        tree = self.tree(run)
+        if run.target.is_object_store:
+            return [objects.object_key(path) for r in range(run.ranks)
+                    for path in tree.item_paths(r, "file")]  # fmt: skip
+        return [f"{TOP}/{path}" for r in range(run.ranks) for path in tree.item_paths(r, "file")]
 
     def owns_key(self, name: str) -> bool:
         return _OWN.fullmatch(name) is not None
