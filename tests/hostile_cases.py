@@ -2,11 +2,12 @@
 be refused with one `hpcio: error:` line (or argparse's usage and one error line), exit 2, and
 leave nothing behind. {T} is an empty target directory, {O} a results file that must not
 appear, {F} an existing plain file, {E} an empty file, {J} a file of text that is not JSON,
-{D} an empty directory. tests/test_hostile.py runs them."""
+{D} an empty directory, {R} the results of a run that is not a training run.
+tests/test_hostile.py runs them."""
 
 from __future__ import annotations
 
-T, OUT, F, E, J, D = "{T}", "{O}", "{F}", "{E}", "{J}", "{D}"
+T, OUT, F, E, J, D, R = "{T}", "{O}", "{F}", "{E}", "{J}", "{D}", "{R}"
 FT = "file://{T}"
 
 RUN = ("run", "--pattern", "sfmw", "--target", FT, "--size-per-rank", "1MiB")
@@ -65,6 +66,25 @@ CASES: dict[str, list[tuple[str, ...]]] = {
         ("run", "--workload", "bogus", "--target", FT),
         ("run",),
         ("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "999TiB"),
+        # Round three: what a refused run leaves (no -o) and what a dry run answers.
+        ("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "999TiB", "-o", OUT),
+        ("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "999TiB", "--dry-run"),
+        ("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "-1MiB"),
+        ("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "-1"),
+        ("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "1MiB", "--transfer",
+         "-64KiB"),
+        ("run", "--workload", "python-files", "--target", FT, "--files", "100000000", "-o",
+         OUT),
+        ("run", "--workload", "python-files", "--target", FT, "--files", "100000000",
+         "--dry-run"),
+        ("run", "--pattern", "mfmw", "--target", "file:///nonexistent-hpcio-dir/x",
+         "--size-per-rank", "1MiB", "--dry-run"),
+        ("run", "--pattern", "mfmw", "--target", "file://" + F, "--size-per-rank", "1MiB",
+         "--dry-run"),
+        ("run", "--pattern", "sfmw", "--target", "s3://hpcio-test/x", "--size-per-rank",
+         "64MiB", "--part-size", "1MiB", "--dry-run"),
+        ("run", "--pattern", "mfmw", "--target", "file:///nonexistent-hpcio-dir/x",
+         "--size-per-rank", "1MiB", "-o", OUT),
     ],
     "profile": [
         ("profile", "bogus", "--target", FT),
@@ -108,6 +128,18 @@ CASES: dict[str, list[tuple[str, ...]]] = {
     ],
     "train": [
         ("train", "bogus", "--target", FT),
+        # No data set in {T}: said with the datagen line that makes it, and by the dry run.
+        ("train", "unet3d", "--target", FT, "--scale", "small"),
+        ("train", "unet3d", "--target", FT, "--scale", "small", "--dry-run"),
+        ("train", "unet3d", "--target", FT, "--scale", "small", "-o", OUT),
+        ("train", "unet3d", "--target", FT, "--scale", "small", "--seed", "7"),
+        ("train", "unet3d", "--target", FT, "--scale", "small", "--samples", "56"),
+        ("train", "unet3d", "--target", FT, "--scale", "small", "--direct"),
+        ("train", "unet3d", "--target", FT, "-n", "2", "--scale", "small", "--dry-run"),
+        ("train", "cosmoflow", "--target", FT, "--scale", "small", "--dry-run"),
+        ("train", "resnet50", "--target", FT, "--scale", "small", "--samples", "8"),
+        ("train", "bert", "--target", FT, "--scale", "small", "--dry-run"),
+        ("train", "datagen", "--target", FT, "--scale", "small", "--samples", "-1"),
         ("train", "unet3d"),
         ("train", "unet3d", "--target", FT, "--keep"),
         ("train", "unet3d", "--target", FT, "--verify"),
@@ -134,6 +166,12 @@ CASES: dict[str, list[tuple[str, ...]]] = {
     ],
     "checkpoint": [
         ("checkpoint", "bogus", "--target", FT),
+        # Parts under S3's 5 MiB: the dry run refuses them as the run does (no request made).
+        ("checkpoint", "llama3-8b", "--target", "s3://hpcio-test/x", "--transfer", "1MiB",
+         "--dry-run"),
+        ("checkpoint", "llama3-8b", "--target", "s3://hpcio-test/x", "--transfer", "4MiB",
+         "--dry-run", "-o", OUT),
+        ("checkpoint", "llama3-8b", "--target", FT, "--transfer", "-16MiB"),
         ("checkpoint", "llama3-8b"),
         ("checkpoint", "llama3-8b", "--target", FT, "-n", "1"),
         ("checkpoint", "llama3-8b", "--target", FT, "-n", "8", "--transfer", "0"),
@@ -179,6 +217,8 @@ CASES: dict[str, list[tuple[str, ...]]] = {
         ("compare", F),
         ("compare",),
         ("compare", E, E, "--metric", "bogus"),
+        ("compare", R, R, "--metric", "au"),
+        ("compare", R, R, "--metric", "au", "--format", "json"),
     ],
     "cost": [
         ("cost", "/nonexistent/r.jsonl"),

@@ -17,6 +17,9 @@ _CHECKED_HERE = {"run", "sweep", "suite", "profile", "report", "compare", "cost"
 _STOPPED_AT_LAUNCH = {"train", "checkpoint", "replay"}
 
 
+_DATA = Path(__file__).parent / "data"
+
+
 def _children() -> set[str]:
     found: set[str] = set()
     for task in Path("/proc/self/task").iterdir():
@@ -38,6 +41,7 @@ def places(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "plain.txt").write_text("not what hpcio reads\n")
     (tmp_path / "empty.jsonl").write_bytes(b"")
     (tmp_path / "text.jsonl").write_text("{this is not json\n")
+    (tmp_path / "results.jsonl").write_bytes((_DATA / "v1" / "file-1rank.jsonl").read_bytes())
     return {
         "T": str(tmp_path / "target"),
         "O": str(tmp_path / "out.jsonl"),
@@ -45,6 +49,7 @@ def places(tmp_path: Path) -> dict[str, str]:
         "E": str(tmp_path / "empty.jsonl"),
         "J": str(tmp_path / "text.jsonl"),
         "D": str(tmp_path / "empty-dir"),
+        "R": str(tmp_path / "results.jsonl"),
     }
 
 
@@ -88,3 +93,49 @@ def test_the_catalogue_covers_every_command_with_300_cases():
     counted = count()
     assert sum(counted.values()) >= 300
     assert set(counted) == set(cli.COMMANDS)
+
+
+def _error(done) -> str:
+    assert done.returncode == 2, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if line.strip()]
+    return line
+
+
+def test_a_negative_size_is_named_not_taken_for_an_option(hpcio, target_dir):
+    done = hpcio("run", "--pattern", "mfmw", "--target", f"file://{target_dir}",
+                 "--size-per-rank", "-1MiB")  # fmt: skip
+    assert _error(done) == (
+        "hpcio: error: --size-per-rank: '-1MiB' is not a size; use a number with B, KiB, MiB, "
+        "GiB or TiB"
+    )
+
+
+def test_a_dry_run_says_the_runs_own_no(hpcio, target_dir, tmp_path):
+    run = ("run", "--pattern", "mfmw", "--target", f"file://{target_dir}", "--size-per-rank",
+           "999TiB", "-o", tmp_path / "r.jsonl")  # fmt: skip
+    refused, dry = hpcio(*run), hpcio(*run, "--dry-run")
+    assert _error(dry) == _error(refused)
+    assert "more than the" in _error(dry) and "free there" in _error(dry)
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_training_without_its_data_set_gives_the_datagen_line(hpcio, target_dir):
+    url = f"file://{target_dir}"
+    (target_dir / "hpcio-unet3d-small-s1-n168").mkdir()  # another seed's, say
+    for dry in ((), ("--dry-run",)):
+        done = hpcio("train", "unet3d", "--target", url, "--scale", "small", "--seed", "2",
+                     *dry)  # fmt: skip
+        assert _error(done) == (
+            f"hpcio: error: {url} holds hpcio-unet3d-small-s1-n168, not the data set unet3d "
+            "reads with these options (hpcio-unet3d-small-s2-n168); make it with: hpcio train "
+            f"datagen --target {url} --scale small --samples 168 --seed 2"
+        )
+
+
+def test_au_of_runs_without_training_is_refused(hpcio):
+    results = _DATA / "v1" / "file-1rank.jsonl"
+    done = hpcio("compare", results, results, "--metric", "au")
+    assert _error(done) == (
+        f"hpcio: error: --metric au: {results} holds no training runs (accelerator utilization "
+        "is a training run's figure); compare bandwidth instead"
+    )

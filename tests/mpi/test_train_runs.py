@@ -143,10 +143,14 @@ def test_training_without_its_data_set_fails_in_one_line(hpcio, file_url, target
                                                          tmp_path):  # fmt: skip
     done = train(hpcio, file_url(target_dir), "--samples", 28, "--compute-time", "0.01",
                  ranks=2, out=tmp_path / "t.jsonl")  # fmt: skip
-    assert done.returncode == 1
-    assert "read phase of iteration 1 failed: rank " in done.stderr
-    assert "hpcio-unet3d-small-s1-n28/train/img_" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.returncode == 2
+    url = file_url(target_dir)
+    assert done.stderr == (
+        f"hpcio: error: {url} does not hold the data set unet3d reads with these options "
+        f"(hpcio-unet3d-small-s1-n28); make it with: hpcio train datagen --target {url} "
+        "--scale small --samples 28 --seed 1 -n 2\n"
+    )
+    assert not (tmp_path / "t.jsonl").exists()
 
 
 def test_memory_target_keeps_the_accelerator_busy(hpcio, tmp_path, read_documents):

@@ -89,6 +89,9 @@ def test_an_accelerator_cosmoflow_has_no_time_for_is_one_line(hpcio, target_dir,
 
 
 def test_dry_run_says_cosmoflow_s_shape(hpcio, target_dir, file_url):
+    from test_unet3d import a_data_set_there
+
+    a_data_set_there(target_dir, "full", 4096, cosmoflow.SAMPLES)
     done = hpcio("train", "cosmoflow", "--target", file_url(target_dir), "--samples", 4096,
                  "--dry-run")  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -90,6 +90,9 @@ def test_resnet50_trains_on_its_tfrecord_files(tmp_path):
 
 
 def test_dry_run_says_resnet50_s_shape(hpcio, target_dir, file_url):
+    from test_unet3d import a_data_set_there
+
+    a_data_set_there(target_dir, "full", 8, resnet50.SAMPLES)
     done = hpcio("train", "resnet50", "--target", file_url(target_dir), "--samples", 8,
                  "--dry-run")  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -342,6 +342,7 @@ def test_unknown_training_is_one_line(hpcio, target_dir, file_url, error_line):
 
 def test_a_typo_in_the_buffers_is_refused_by_the_memory_check(hpcio, target_dir, file_url,
                                                               error_line):  # fmt: skip
+    a_data_set_there(target_dir, "full", 128, dataset.UNET3D)
     done = hpcio("train", "unet3d", "--target", file_url(target_dir), "--read-threads", "64",
                  "--batch", "64", "--samples", "128", "--prefetch", "1000",
                  "--loader", "hpcio")  # fmt: skip
@@ -351,6 +352,7 @@ def test_a_typo_in_the_buffers_is_refused_by_the_memory_check(hpcio, target_dir,
 
 
 def test_dry_run_records_every_parameter(hpcio, target_dir, file_url):
+    a_data_set_there(target_dir, "small", 168, dataset.UNET3D)
     done = hpcio("train", "unet3d", "--target", file_url(target_dir), "--accelerator", "h100",
                  "--scale", "small", "--dry-run")  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -360,3 +362,11 @@ def test_dry_run_records_every_parameter(hpcio, target_dir, file_url):
         "sample, a barrier a step" in done.stdout
     )  # 0.323 s / 16; 362 x 362 bytes handed over
     assert "space: needs 0 B more" in done.stdout  # training reads what datagen wrote
+
+
+def a_data_set_there(target_dir, scale, samples, kind):
+    """The first sample of hpcio's data set: a dry run or a check of `hpcio train` finds the
+    data set it reads (one that is missing is refused)."""
+    first = target_dir / dataset.DataSet(scale, samples, 1, kind=kind).key(0)
+    first.parent.mkdir(parents=True)
+    first.write_bytes(b"")

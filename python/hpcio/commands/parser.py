@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from hpcio.errors import USAGE_EXIT, SpecError
 
@@ -33,6 +34,13 @@ COMMANDS = {
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but errors are one line and exit code 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A word like -1MiB is a value (a negative size, refused by its own check), not an
+        # option: argparse alone takes only -1 and -1.5 as values and says "expected one
+        # argument". hpcio has no option that starts with a digit.
+        self._negative_number_matcher = re.compile(r"^-\d")
 
     def error(self, message: str) -> NoReturn:
         print(error_line(message), file=sys.stderr)

@@ -136,6 +136,8 @@ def _execute(world: Comm, args: argparse.Namespace, spine: Spine, specs: list[Ru
 def dry_run(command: str, specs: Sequence[RunSpec]) -> int:
     from hpcio.runner import preview
 
+    for spec in specs:
+        preview.refuse_as_the_run_would(spec)  # the same "no" the run would say
     print(f"hpcio {command} --dry-run: {len(specs)} run(s); nothing is written")
     for spec in specs:
         for line in preview.lines(spec):
@@ -156,8 +158,14 @@ def check_output(path: str | None) -> None:
     if not os.path.isdir(directory):
         raise SpecError(f"-o {path}: directory {directory} does not exist")
     try:
-        with open(path, "a", encoding="utf-8"):
-            pass
+        if os.path.exists(path):
+            with open(path, "a", encoding="utf-8"):
+                pass
+        else:
+            # Created to prove it can be, then removed: a run refused or failed before its
+            # first document must not leave an empty results file behind.
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            os.unlink(path)
     except OSError as e:
         raise SpecError(f"-o {path}: cannot write ({e.strerror})") from None
 

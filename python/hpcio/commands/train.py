@@ -110,7 +110,9 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
                 samples=unet3d.data_set(run).samples,
             ),
         )
-    return run.validate()
+    run = run.validate()
+    unet3d.refuse_missing_data_set(run)
+    return run
 
 
 def _from_dlio_config(args: argparse.Namespace) -> dict[str, object]:

@@ -177,8 +177,8 @@ def compare(
     (a run repeated) are pooled: mean and stddev over all their iterations.
 
     Raises:
-        SpecError: `ignore` names a field no document has, or one file holds runs of a point
-            that differ only in ignored fields.
+        SpecError: `ignore` names a field no document has, one file holds runs of a point
+            that differ only in ignored fields, or a file has no training run for AU.
     """
     runs = [d.run for d in (*a_docs, *b_docs)]
     known = {name for run in runs for name in spec_fields(run)}
@@ -197,6 +197,13 @@ def compare(
                     continue  # AU of a run that is not a training run
                 key = (point_key(doc.run, without=ignore), phase)
                 measured.setdefault(key, {}).setdefault(which, []).append(doc)
+    if metric == "au":
+        for which, name in (("a", a_name), ("b", b_name)):
+            if not any(which in by_file for by_file in measured.values()):
+                raise SpecError(
+                    f"--metric au: {name} holds no training runs (accelerator utilization is "
+                    "a training run's figure); compare bandwidth instead"
+                )
     sides: dict[tuple[PointKey, str], dict[str, Side]] = {}
     for (key, phase), by_file in measured.items():
         for which, docs in by_file.items():

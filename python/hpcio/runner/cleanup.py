@@ -78,6 +78,26 @@ def _remove_empty_trees(spec: TargetSpec, keys: Sequence[str]) -> None:
                 os.rmdir(folder)
 
 
+#: How the files of Open MPI's shared-memory transport (btl vader, sm) are named: every rank
+#: maps its own and its peers'; MPI_Finalize removes them, an exit without it leaves them.
+_MPI_SEGMENT_PREFIXES = ("vader_segment.", "sm_segment.")
+
+
+def remove_mpi_segments() -> None:
+    """Unlink the Open MPI shared-memory segments this process maps (its own and its peers'):
+    an interrupted rank leaves without MPI_Finalize, which would otherwise have removed them,
+    and /dev/shm is RAM that outlives the job."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            mapped = {fields[5].strip() for line in maps if len(fields := line.split(None, 5)) == 6}
+    except OSError:
+        return
+    for path in mapped:
+        if os.path.basename(path).startswith(_MPI_SEGMENT_PREFIXES):
+            with contextlib.suppress(OSError):  # a peer removed it first
+                os.unlink(path)
+
+
 def after_failed_job(
     code: int, specs: Sequence[RunSpec], job: str, output: str | None, since: int = 0
 ) -> None:

@@ -5,11 +5,14 @@ MPI waits for another rank, and the processes a run starts die with it."""
 from __future__ import annotations
 
 import ctypes
+import os
+import select
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from hpcio import _engine
 
@@ -94,6 +97,48 @@ def wait_for(call: Callable[[], T], *, settle: bool = False) -> T:
     if failure:
         raise failure[0]
     return outcome[0]
+
+
+def leave(code: int) -> NoReturn:
+    """End an interrupted rank at once with `code`: no MPI_Finalize (it waits for ranks that
+    may never come), so first what it and atexit would have removed: the target's lock and
+    Open MPI's shared-memory segments."""
+    from hpcio.runner import cleanup, lock
+
+    lock.release_all()
+    cleanup.remove_mpi_segments()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+#: Set by a self-launching hpcio for the ranks it starts: "HOST:PID" of itself.
+LAUNCHER_VARIABLE = "HPCIO_LAUNCHER"
+
+
+def stop_with_launcher() -> None:
+    """On a rank a self-launching hpcio started on this host: SIGTERM this process as soon as
+    that hpcio is gone (SIGKILLed, out of memory), so the rank stops and cleans up as on
+    scancel's SIGTERM. mpiexec, which the launcher's death stops, would tell its ranks only
+    after its own kill delay (seconds), and they would go on writing meanwhile."""
+    host, _, pid = os.environ.get(LAUNCHER_VARIABLE, "").partition(":")
+    if not pid.isdigit() or host != socket.gethostname():
+        return
+    if threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        watched = os.pidfd_open(int(pid))
+    except ProcessLookupError:
+        os.kill(os.getpid(), signal.SIGTERM)  # gone already
+        return
+    except OSError:
+        return  # no pidfd (Linux before 5.3): mpiexec's own stop still comes
+
+    def watch() -> None:
+        select.select([watched], [], [])  # readable once the process has exited
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="hpcio-launcher-watch", daemon=True).start()
 
 
 def die_with_parent(signal_number: int = signal.SIGTERM) -> None:

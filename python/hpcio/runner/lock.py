@@ -37,6 +37,10 @@ TOKEN_VARIABLE = "HPCIO_LOCK_TOKEN"
 
 #: Lock file path -> descriptor (object stores: URL -> -1), for the locks this process holds.
 _held: dict[str, int] = {}
+#: Object stores: URL -> the engine target its lock object is removed through.
+_held_objects: dict[str, Any] = {}
+#: Lock file paths our launcher holds for us: removed by a rank if the launcher was killed.
+_inherited: set[str] = set()
 
 
 def hold(run: RunSpec) -> None:
@@ -57,6 +61,8 @@ def hold(run: RunSpec) -> None:
         return
     fd = _acquire(path, run)
     if fd is None:
+        if _ours(_read_path(path)):
+            _inherited.add(path)
         return
     _held[path] = fd
     os.ftruncate(fd, 0)
@@ -104,6 +110,48 @@ def _acquire(path: str, run: RunSpec) -> int | None:
             same = False
         if same:
             return fd
+        os.close(fd)
+
+
+def _read_path(path: str) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        return _read(fd)
+    finally:
+        os.close(fd)
+
+
+def release_all() -> None:
+    """Let go of every lock this process holds, now: a rank interrupted under mpiexec leaves
+    with os._exit, which runs no atexit handler, and must not leave its lock file in the
+    user's directory. A lock our launcher took for us goes too once that launcher is dead
+    (SIGKILLed: nobody else is left to remove it)."""
+    for path in list(_held):
+        _release(path)
+    for url, target in list(_held_objects.items()):
+        _release_object(target, url)
+    for path in list(_inherited):
+        _inherited.discard(path)
+        _remove_if_holder_dead(path)
+
+
+def _remove_if_holder_dead(path: str) -> None:
+    """Remove the lock file at `path` if its record is our launcher's and the flock is free
+    (the kernel dropped it with the launcher): taken first, so no new run's lock goes."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if _ours(_read(fd)) and os.stat(path).st_ino == os.fstat(fd).st_ino:
+            os.unlink(path)
+    except OSError:
+        pass  # our launcher still holds it and removes it itself
+    finally:
         os.close(fd)
 
 
@@ -159,6 +207,7 @@ def _hold_object(run: RunSpec) -> None:
             raise TargetError(f"target {url}: cannot write its lock object {LOCK_KEY}")
         return  # a read-only prefix: reading cannot harm another run's data
     _held[url] = -1
+    _held_objects[url] = target
     atexit.register(_release_object, target, url)
 
 
@@ -209,7 +258,9 @@ def _write_object(target: Any, record: str) -> bool:
 
 
 def _release_object(target: Any, url: str) -> None:
-    _held.pop(url, None)
+    if _held.pop(url, None) is None:
+        return  # released already (release_all)
+    _held_objects.pop(url, None)
     holder = _read_object(target)
     if holder is not None and _ours(holder):  # never another run's, should one have raced us
         with contextlib.suppress(OSError):

@@ -8,6 +8,7 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -106,6 +107,8 @@ def relaunch(ranks: int, argv: Sequence[str]) -> int:
         Interrupted: this process was told to stop; the job has ended.
     """
     env = dict(os.environ, HPCIO_LAUNCHED="1")
+    # The ranks on this node stop the moment this process dies (interrupts.stop_with_launcher).
+    env[interrupts.LAUNCHER_VARIABLE] = f"{socket.gethostname()}:{os.getpid()}"
     # Open MPI's mpiexec gives ranks this long between SIGTERM and SIGKILL (default 1 s):
     # too short to remove the run's files on a loaded node.
     env.setdefault(_OPEN_MPI_KILL_DELAY, str(_KILL_DELAY_S))

@@ -192,6 +192,34 @@ def read_warnings(
     return tuple(found)
 
 
+#: How the warning about buffered writes begins.
+WRITE_CACHE_WARNING = "write figures may be RAM, not storage"
+
+
+def write_warnings(
+    run: RunSpec, cache: CacheRecord, figures: Sequence[PhaseFigures]
+) -> tuple[str, ...]:
+    """Why the write figures (bandwidth and per-call latency) may not be the storage's: without
+    O_DIRECT or fsync a write returns once its data is in the page cache, and a data set that
+    fits in RAM may never wait for the device inside the phase."""
+    target = run.target
+    if target.is_object_store or not target.traits.lasting or target.in_process:
+        return ()
+    if (
+        cache.direct_io
+        or cache.fsync_in_write_phase
+        or not any(f.phase == "write" for f in figures)
+    ):
+        return ()
+    if cache.node_ram_bytes and cache.data_per_node_bytes >= cache.node_ram_bytes:
+        return ()
+    ram = f"the node's {format_bytes(cache.node_ram_bytes)}" if cache.node_ram_bytes else "RAM"
+    return (
+        f"{WRITE_CACHE_WARNING}: {format_bytes(cache.data_per_node_bytes)} per node fits in "
+        f"{ram} and neither --direct nor --fsync made a write wait for the device",
+    )
+
+
 def _object_store_record(run: RunSpec, facts: CacheFacts, ram_bytes: int) -> CacheRecord:
     if run.target.traits.measures:
         notes = (run.target.traits.measures,)

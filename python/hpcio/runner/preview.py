@@ -8,11 +8,55 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from hpcio.errors import TargetError
 from hpcio.runner import resources
 from hpcio.units import format_bytes
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
+
+
+def refuse_as_the_run_would(run: RunSpec) -> None:
+    """The refusals of the run's own checks (runner/run.py probe_target) that need no byte
+    written and no lock taken: a dry run says no where the run would, with the same line.
+
+    Raises:
+        SpecError: buffers beyond the node's memory, a store's part limits, data beyond the
+            target's free space.
+        TargetError: a POSIX target directory that is missing or not a directory.
+    """
+    from hpcio.runner.pagecache import check_drop_caches
+    from hpcio.workloads.limits import check_limits
+
+    if run.drop_caches:
+        check_drop_caches()
+    per_node = run.ranks_per_node or run.ranks
+    resources.check_memory(run, per_node, resources.available_memory_bytes())
+    if run.target.is_object_store:
+        if run.writes:
+            check_limits(run.target.kind, run.workload.objects_written(run), _limits(run))
+        return
+    if not run.target.traits.lasting:
+        return
+    if not os.path.exists(run.target.path):
+        raise TargetError(f"target {run.target.url} does not exist")
+    if not os.path.isdir(run.target.path):
+        raise TargetError(f"target {run.target.url} is not a directory")
+    if run.space_check:
+        resources.check_space(run, run.target.path)
+
+
+def _limits(run: RunSpec) -> dict[str, int]:
+    """The store's part limits as the engine reports them, or the target-kind table's where
+    the engine cannot open the target here (no credentials: a dry run needs none)."""
+    from hpcio.runner.run import open_target
+
+    try:
+        return {k: int(v) for k, v in open_target(run).limits().items()}
+    except TargetError:
+        parts = run.target.traits.limits
+        return {"min_part_bytes": parts.min_part_bytes, "max_part_bytes": parts.max_part_bytes,
+                "max_parts": parts.max_parts, "max_object_bytes": 0}  # fmt: skip
 
 
 def lines(run: RunSpec) -> Iterator[str]:

@@ -10,7 +10,8 @@ import socket
 from typing import TYPE_CHECKING
 
 from hpcio.errors import SpecError
-from hpcio.runner.cleanup import written_keys
+from hpcio.runner.cleanup import OWN_PREFIX, written_keys
+from hpcio.runner.lock import LOCK_KEY
 from hpcio.runner.world import Comm
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import MemoryNeed
@@ -70,10 +71,24 @@ def disk_need(run: RunSpec, directory: str) -> int:
         return 0
     workload = run.workload
     existing = 0
+    if not _holds_own_files(directory):
+        # Nothing of hpcio's there to reuse: the run's keys are not listed (a run of 10^8 files
+        # would build and stat them all before it is refused).
+        return workload.stored_bytes(run)
     for key in written_keys([run]):
         with contextlib.suppress(OSError):
             existing += os.stat(os.path.join(directory, key)).st_size
     return max(0, workload.stored_bytes(run) - existing)
+
+
+def _holds_own_files(directory: str) -> bool:
+    """Some name in `directory` is hpcio's (every key's first component starts with "hpcio-"),
+    besides the run lock."""
+    try:
+        with os.scandir(directory) as entries:
+            return any(e.name.startswith(OWN_PREFIX) and e.name != LOCK_KEY for e in entries)
+    except OSError:
+        return False
 
 
 def check_space(run: RunSpec, directory: str) -> None:

@@ -32,6 +32,7 @@ from hpcio.runner.pagecache import (
     drop_page_caches,
     node_ram_bytes,
     read_warnings,
+    write_warnings,
 )
 from hpcio.runner.phase import run_phase
 from hpcio.runner.stage import Stage
@@ -243,6 +244,7 @@ class _RunFacts:
             trace=traced,
             status=status,
             warnings=read_warnings(cache, figures, topo.nodes, in_ram)
+            + write_warnings(run, cache, figures)
             + client_bound_warnings(figures)
             + tracing.warnings(traced)
             + striping.warnings(run, run.workload),

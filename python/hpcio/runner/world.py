@@ -265,6 +265,7 @@ def abort_on_error(world: Comm) -> Iterator[None]:
     saved = interrupts.install()
     if world.size > 1:
         interrupts.die_with_parent()  # mpiexec gone: stop, do not write on alone
+        interrupts.stop_with_launcher()
     try:
         yield
     except KeyboardInterrupt as exc:
@@ -272,10 +273,7 @@ def abort_on_error(world: Comm) -> Iterator[None]:
             code = exc.exit_code if isinstance(exc, interrupts.Interrupted) else 130
             if world.rank == 0 and not launched_by_hpcio():  # else the launcher says it
                 print(f"hpcio: interrupted ({_signal_name(code)})", file=sys.stderr)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            # No MPI_Finalize: it waits for ranks that may never come.
-            os._exit(code)
+            interrupts.leave(code)
         raise
     except (HpcioError, SystemExit):
         raise

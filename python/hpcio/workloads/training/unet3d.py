@@ -186,6 +186,38 @@ def data_set(run: RunSpec) -> DataSet | FoundDataSet:
     return ours
 
 
+def refuse_missing_data_set(run: RunSpec) -> None:
+    """A training run on a directory without the data set its options read (never made, or
+    made with another --seed, --samples, --scale or --direct) would fail at its first open,
+    after its header: say so at once, with the datagen line that makes it. For `hpcio train`
+    and its dry run; a spec built before its data set is written is no error.
+
+    Raises:
+        SpecError: naming the data sets of this model the directory holds, if any.
+    """
+    data, name, target = data_set(run), run.workload.name, run.target
+    if not isinstance(data, DataSet) or not isinstance(run.params, TrainParams):
+        return  # DLIO's own files were found, or a datagen
+    if target.is_object_store or target.in_process or not target.traits.lasting:
+        return  # memory:// lays it out itself; an object store is not listed here
+    if not os.path.isdir(target.path) or os.path.exists(os.path.join(target.path, data.key(0))):
+        return  # a missing directory is the target probe's to say
+    own = f"hpcio-{data.kind.model}-"
+    others = sorted(n for n in os.listdir(target.path) if n.startswith(own) and owns_key(n))
+    p = run.params
+    datagen = "datagen" if name == "unet3d" else f"{name}-datagen"
+    line = (
+        f"hpcio train {datagen} --target {target.url} --scale {p.scale} --samples {p.samples} "
+        f"--seed {run.seed}{' --direct' if run.direct else ''}"
+        f"{f' -n {run.ranks}' if run.ranks > 1 else ''}"
+    )
+    held = f"holds {', '.join(others[:3])}, not" if others else "does not hold"
+    raise SpecError(
+        f"{target.url} {held} the data set {name} reads with these options ({data.folder}); "
+        f"make it with: {line}"
+    )
+
+
 def sample_count(data: DataSet | FoundDataSet) -> int:
     """Samples in a data set (DLIO's found files hold one each)."""
     return data.sample_count if isinstance(data, DataSet) else data.samples
