@@ -50,6 +50,9 @@ def _always(toxic: dict, **attributes: int) -> dict:
 
 @pytest.fixture(params=["s3", "azure"])
 def server(request):
+    missing = servers.Toxiproxy.missing()
+    if missing:
+        pytest.skip(missing)
     return request.getfixturevalue(f"{request.param}_server")
 
 
