@@ -28,6 +28,7 @@ COMMANDS = {
     "trace": "hpcio.commands.trace",
     "darshan": "hpcio.commands.darshan",
     "replay": "hpcio.commands.replay",
+    "tune": "hpcio.commands.tune",
 }
 
 
