@@ -92,3 +92,11 @@ def test_bad_tune_input_is_one_line(hpcio):
     assert len(done.stderr.strip().splitlines()) == 1
     done = hpcio("tune", "--target", "null://", "--in-flight-range", "1..6")
     assert done.returncode == 2 and "never reaches 6" in done.stderr
+
+
+def test_the_search_starts_where_the_memory_limit_allows():
+    from hpcio.commands.tune import TuneSettings, search
+
+    assert search(TuneSettings()).next_point() == (1, 16 * MiB)  # the middle of 8..64 MiB
+    small = search(TuneSettings(max_memory_bytes=16 * MiB))
+    assert small.next_point() == (1, 8 * MiB)

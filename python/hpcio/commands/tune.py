@@ -128,20 +128,14 @@ class KneeSearch:
         depths = [d for d in self.depths if self.fits((d, self.start_transfer))]
         if not depths:
             return None
-        wanted, depth = self._walk("in-flight", [(d, self.start_transfer) for d in depths])
+        wanted, (depth, _) = self._walk("in-flight", [(d, self.start_transfer) for d in depths])
         if wanted is not None:
             return wanted
-        wanted, transfer_point = self._walk(
-            "transfer",
-            [
-                (depth[0], t)
-                for t in self.transfers
-                if t >= self.start_transfer and self.fits((depth[0], t))
-            ],
-        )
-        if wanted is not None or transfer_point[1] == self.start_transfer:
+        larger = [(depth, t) for t in self.transfers if t >= self.start_transfer]
+        wanted, (_, transfer) = self._walk("transfer", [p for p in larger if self.fits(p)])
+        if wanted is not None or transfer == self.start_transfer:
             return wanted
-        again = [(d, transfer_point[1]) for d in self.depths if d >= depth[0]]
+        again = [(d, transfer) for d in self.depths if d >= depth]
         wanted, _ = self._walk("in-flight", [p for p in again if self.fits(p)])
         return wanted
 
@@ -231,11 +225,13 @@ def _fits(tune: TuneSettings, point: Point) -> bool:
 
 
 def search(tune: TuneSettings) -> KneeSearch:
-    """The knee search over `tune`'s ranges, starting at the middle transfer size."""
-    transfers = tune.transfer_range
+    """The knee search over `tune`'s ranges, starting at the middle of the transfer sizes that
+    fit --max-memory at the smallest depth (main() makes sure one does)."""
+    depth = tune.in_flight_range[0]
+    transfers = [t for t in tune.transfer_range if _fits(tune, (depth, t))]
     return KneeSearch(
         depths=tune.in_flight_range,
-        transfers=transfers,
+        transfers=tune.transfer_range,
         start_transfer=transfers[(len(transfers) - 1) // 2],
         fits=lambda point: _fits(tune, point),
     )
@@ -254,18 +250,23 @@ def bandwidth_of(doc: ResultDocument, phase: str) -> float:
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     tune = settings_of(args)
-    if not any(_fits(tune, (d, t)) for d in tune.in_flight_range for t in tune.transfer_range):
+    if not _fits(tune, (tune.in_flight_range[0], tune.transfer_range[0])):
         raise SpecError(
             f"--max-memory {_size(tune.max_memory_bytes)} is below every point's transfer x "
             "in-flight depth: raise it or lower --transfer-range"
         )
     searching = search(tune)
+    if args.dry_run and not tune.full:
+        print(
+            f"hpcio tune: the knee search starts at the run below and picks each next point "
+            f"from the figures, {len(grid(tune))} at most; --full --dry-run lists them all"
+        )
 
     def specs(ranks: int) -> list[RunSpec]:
         if tune.full:
             return [point_spec(args, tune, ranks, p) for p in grid(tune)]
         first = searching.next_point()
-        assert first is not None  # a point fits, checked above
+        assert first is not None  # the search starts at a point that fits (search())
         return [point_spec(args, tune, ranks, first)]
 
     def following(docs: list[ResultDocument]) -> list[RunSpec]:
