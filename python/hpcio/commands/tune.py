@@ -292,9 +292,8 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
             closing=closing,
             quiet_hides_summary=True,
             point_name=lambda run: (
-                f"in-flight {run.params.in_flight:>3}, transfer "  # type: ignore[attr-defined]
-                f"{_size(run.params.transfer_bytes)}"
-            ),  # type: ignore[attr-defined]
+                f"in-flight {run.params.in_flight:>3}, transfer {_size(run.params.transfer_bytes)}"
+            ),
         ),
     )
 
