@@ -4,7 +4,7 @@ fraction of its points, and the command prints the table, the knee and the run l
 import re
 
 import pytest
-from hpcio.commands.tune import GAIN, KneeSearch
+from hpcio.commands.tune import GAIN, PATIENCE, KneeSearch
 
 MiB = 1 << 20
 DEPTHS = (1, 2, 4, 8, 16, 32, 64)
@@ -45,12 +45,23 @@ def test_the_search_finds_nine_tenths_of_the_grid_best_from_a_fraction_of_it(sto
     assert search.knees  # each walk says where and why it stopped
 
 
-def test_a_walk_stops_at_the_first_doubling_that_gains_less_than_the_rule():
-    # Bandwidth doubles with depth up to 8, then gains 5%: the walk measures 16 and stops.
+def test_a_walk_stops_after_two_doublings_that_gain_less_than_the_rule():
+    # Bandwidth doubles with depth up to 8, then gains 5%: the walk measures 16 and 32, stops.
     search = walk(lambda p: min(p[0], 8) * (1 + 0.05 * (p[0] > 8)) * p[1] / MiB * 1e6)
     depths_at_start = sorted(d for d, t in search.measured if t == 8 * MiB)
-    assert depths_at_start == [1, 2, 4, 8, 16]
-    assert GAIN == 0.10 and "knee" in search.knees[0]
+    assert depths_at_start == [1, 2, 4, 8, 16, 32]
+    assert (GAIN, PATIENCE) == (0.10, 2)
+    assert search.knees[0].startswith("in-flight: depth 16 and depth 32 gave")
+    assert search.knees[0].endswith("knee at depth 8")
+
+
+def test_one_point_measured_low_does_not_end_a_walk():
+    def noisy(point):
+        depth, transfer = point
+        return depth * transfer * (0.5 if depth == 4 else 1.0)  # depth 4 hit a hiccup
+
+    search = walk(noisy)
+    assert (64, 8 * MiB) in search.measured  # the walk went on past the low point
 
 
 def test_points_over_the_memory_limit_are_never_measured():

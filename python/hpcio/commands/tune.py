@@ -35,9 +35,12 @@ if TYPE_CHECKING:
 
 HELP = "find the in-flight depth and transfer size that fill the path to a target"
 
-#: The knee rule: along an axis, doubling a setting must raise bandwidth by at least this
-#: fraction over the best so far, or the walk stops there.
+#: The knee rule: along an axis, doubling a setting must raise bandwidth by at least GAIN
+#: over the knee so far (the last setting that did); after PATIENCE doublings in a row that
+#: do not, the walk stops. Two, so that one point measured low (a loaded client, a store's
+#: hiccup) does not end a walk that was still rising.
 GAIN = 0.10
+PATIENCE = 2
 _MIB = float(1 << 20)
 
 
@@ -108,10 +111,10 @@ Point = tuple[int, int]  # (in-flight depth, transfer bytes)
 class KneeSearch:
     """Coordinate ascent with the knee rule, one point at a time: the depth axis at the
     starting transfer, then the transfer axis at the depth found, then the depth axis again at
-    the transfer found, upward from the depth found. Each walk doubles its setting and stops
-    at the first doubling that raises bandwidth by less than GAIN; its knee is the setting
-    before that doubling. The setting found is the best point measured (the knees', or a
-    point past one that gained a little)."""
+    the transfer found, upward from the depth found. Each walk doubles its setting until
+    PATIENCE doublings in a row raise bandwidth by less than GAIN over its knee (the last
+    setting that did). The setting found is the best point measured (a knee, or a point past
+    one that gained a little)."""
 
     depths: tuple[int, ...]
     transfers: tuple[int, ...]
@@ -143,21 +146,26 @@ class KneeSearch:
         return max(self.measured, key=lambda p: self.measured[p], default=None)
 
     def _walk(self, axis: str, points: Sequence[Point]) -> tuple[Point | None, Point]:
-        """(the next point of this walk to measure or None, the walk's knee so far): the last
-        point whose doubling gained at least GAIN."""
+        """(the next point of this walk to measure or None, the walk's knee so far: the last
+        point that raised bandwidth by at least GAIN over the knee before it)."""
         knee: Point = points[0]
+        flat: list[Point] = []
         for index, point in enumerate(points):
             bandwidth = self.measured.get(point)
             if bandwidth is None:
                 return point, knee
             if index and bandwidth < (1 + GAIN) * self.measured[knee]:
-                self.knees.append(
-                    f"{axis}: {_setting(axis, point)} gave {bandwidth / _MIB:.1f} MiB/s, less "
-                    f"than {1 + GAIN:.2f}x the {self.measured[knee] / _MIB:.1f} MiB/s of "
-                    f"{_setting(axis, knee)}: knee at {_setting(axis, knee)}"
-                )
-                return None, knee
-            knee = point
+                flat.append(point)
+                if len(flat) == PATIENCE:
+                    self.knees.append(
+                        f"{axis}: {' and '.join(_setting(axis, p) for p in flat)} gave "
+                        f"{' and '.join(f'{self.measured[p] / _MIB:.1f}' for p in flat)} MiB/s, "
+                        f"less than {1 + GAIN:.2f}x the {self.measured[knee] / _MIB:.1f} MiB/s "
+                        f"of {_setting(axis, knee)}: knee at {_setting(axis, knee)}"
+                    )
+                    return None, knee
+                continue
+            knee, flat = point, []
         self.knees.append(f"{axis}: still rising at the end of the range, {_setting(axis, knee)}")
         return None, knee
 
