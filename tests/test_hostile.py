@@ -14,7 +14,7 @@ from hostile_cases import CASES
 _CHECKED_HERE = {"run", "sweep", "suite", "profile", "report", "compare", "cost", "template",
                  "trace", "darshan"}  # fmt: skip
 #: Commands refused before they launch anything: in pytest's process, stopped at a launch.
-_STOPPED_AT_LAUNCH = {"train", "checkpoint", "replay"}
+_STOPPED_AT_LAUNCH = {"train", "checkpoint", "replay", "tune"}
 
 
 _DATA = Path(__file__).parent / "data"

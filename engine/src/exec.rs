@@ -9,6 +9,7 @@ use crate::buffer::AlignedBuf;
 use crate::cancel;
 use crate::clock::now_ns;
 use crate::figures::Figures;
+use crate::first_byte::FirstByteTimes;
 use crate::lanes::{Lanes, Search};
 use crate::payload::{key_hash, stream_of, Held, Mismatch, Payload};
 use crate::plan::{Op, Plan, Row};
@@ -47,6 +48,7 @@ pub struct Executor {
     bodies: Mutex<Vec<Body>>,
     failed: bool,
     requests_at_start: Snapshot,
+    first_bytes_at_start: FirstByteTimes,
     figures: Figures,
     /// Every operation, when tracing (--trace); None costs nothing per operation.
     trace: Option<Trace>,
@@ -112,6 +114,7 @@ impl Executor {
             verify,
             direct,
             requests_at_start: target.counters().snapshot(),
+            first_bytes_at_start: target.counters().first_bytes.snapshot(),
             handles: HashMap::new(),
             expected: HashMap::new(),
             receipts: HashMap::new(),
@@ -163,6 +166,7 @@ impl Executor {
     pub fn start(&mut self, t0_ns: u64) {
         self.t0_ns = t0_ns;
         self.requests_at_start = self.target.counters().snapshot();
+        self.first_bytes_at_start = self.target.counters().first_bytes.snapshot();
     }
 
     /// Requests this executor's phase issued, by kind, with throttled and retried counts.
@@ -170,9 +174,11 @@ impl Executor {
         self.target.counters().snapshot().since(&self.requests_at_start)
     }
 
-    /// Everything run so far, with the requests the target issued since `start`.
+    /// Everything run so far, with the requests the target issued since `start` and their
+    /// times to first byte.
     pub fn figures(&self) -> Figures {
-        Figures { requests: self.requests(), ..self.figures.clone() }
+        let first_bytes = self.target.counters().first_bytes.snapshot().since(&self.first_bytes_at_start);
+        Figures { requests: self.requests(), first_bytes, ..self.figures.clone() }
     }
 
     /// Whether an error is in the figures (cheaper than cloning them to look).

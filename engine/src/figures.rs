@@ -5,6 +5,7 @@
 //! lanes (an engine plan) and the Recorder (a Python body timing its own calls). So their
 //! figures are alike down to the bucket, and a report cannot tell which kind ran.
 
+use crate::first_byte::FirstByteTimes;
 use crate::histogram::{new_histogram, record};
 use crate::requests::{Kind, Snapshot};
 use crate::series::LatencySeries;
@@ -55,6 +56,11 @@ pub struct Figures {
     /// Storage requests by kind, throttled and retried: the target's counters over the phase
     /// for a plan, the recorded operations for a Recorder.
     pub requests: Snapshot,
+    /// Opens of files or objects (a rank's open of a shared one counts).
+    pub opens: u64,
+    /// Object-store requests' time to first byte: the target's over the phase for a plan,
+    /// none for a Recorder.
+    pub first_bytes: FirstByteTimes,
 }
 
 impl Default for Figures {
@@ -71,6 +77,8 @@ impl Default for Figures {
             timeline: Timeline::default(),
             latency_series: LatencySeries::default(),
             requests: Snapshot::default(),
+            opens: 0,
+            first_bytes: FirstByteTimes::default(),
         }
     }
 }
@@ -79,6 +87,7 @@ impl Figures {
     /// An open (or the start of an upload) from `start` to `end`, ns since t0.
     pub fn opened(&mut self, start: u64, end: u64) {
         self.open.add(start, end);
+        self.opens += 1;
     }
 
     /// An fsync, close, or the completion of an upload, from `start` to `end`, ns since t0.
@@ -126,6 +135,8 @@ impl Figures {
         self.timeline.merge(&other.timeline);
         self.latency_series.merge(other.latency_series);
         self.requests.add(&other.requests);
+        self.opens += other.opens;
+        self.first_bytes.merge(&other.first_bytes);
     }
 }
 
@@ -158,5 +169,6 @@ mod tests {
         assert_eq!(a.timeline.buckets, all.timeline.buckets);
         assert_eq!(a.latency_series.triples(), all.latency_series.triples());
         assert_eq!(a.requests.by_kind[Kind::Fsync as usize], 1);
+        assert_eq!(a.opens, 2);
     }
 }

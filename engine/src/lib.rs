@@ -9,6 +9,7 @@ mod error;
 mod journal;
 pub mod exec;
 pub mod figures;
+pub mod first_byte;
 pub mod histogram;
 mod lanes;
 pub mod payload;

@@ -1,6 +1,7 @@
 //! Storage requests by kind, counted by each target where it issues them: what a provider
 //! bills (PUT, GET, LIST, block staging, ...), and how often the store pushed back.
 
+use crate::first_byte::FirstBytes;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -110,6 +111,8 @@ pub struct Counters {
     pub retried: AtomicU64,
     /// Every failed answer or attempt by cause (FAILURES), throttling included.
     pub failures: [AtomicU64; FAILURES.len()],
+    /// How long GETs and PUTs waited for their answer's first byte.
+    pub first_bytes: FirstBytes,
 }
 
 /// A point-in-time copy of `Counters`, or the difference of two.

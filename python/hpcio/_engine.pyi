@@ -111,6 +111,16 @@ class Figures:
     def latency_hdr(self) -> builtins.bytes:
         """The transfers' latencies, an HdrHistogram in V2 encoding."""
     @property
+    def ttfb_get_hdr(self) -> builtins.bytes:
+        """Time to first byte of the object-store GETs, an HdrHistogram in V2 encoding; b""
+        where no GET went to a store."""
+    @property
+    def ttfb_put_hdr(self) -> builtins.bytes:
+        """Time to the response of the object-store PUTs, parts and blocks, likewise."""
+    @property
+    def opens(self) -> int:
+        """Opens of files or objects."""
+    @property
     def timeline_width_ns(self) -> int: ...
     @property
     def timeline_bytes(self) -> list[int]:

@@ -112,6 +112,12 @@ _GCS_NAME = (
 _S3_PARTS = PartLimits(min_part_bytes=5 * MiB, max_part_bytes=5 * GiB, max_parts=10_000)
 _AZURE_BLOCKS = PartLimits(max_part_bytes=4000 * MiB, max_parts=50_000)
 
+#: One setting of null:// (engine/src/target/null.rs): a round trip, a request's rate, a link's.
+_NUMBER = r"\d+(\.\d+)?"
+_NULL_SETTING = (
+    rf"(delay={_NUMBER}(ns|us|ms|s)|(rate|link)={_NUMBER}(B|KiB|MiB|GiB|KB|MB|GB|Kbit|Mbit|Gbit))"
+)
+
 _ROWS = (
     TargetKind("posix", "file", object_store=False, pricing_class="posix"),
     TargetKind(
@@ -185,9 +191,11 @@ _ROWS = (
         measures="null:// keeps nothing: writes are discarded and reads answered with the "
         "expected data, so the figures measure hpcio's own work (and any ?delay= per operation)",
         no_credentials="none needed (nothing is stored)",
-        url_rest=(r"(\?delay=\d+(\.\d+)?(ns|us|ms|s))?",
-                  "null:// takes only a per-operation delay, e.g. null://?delay=2ms "
-                  "(units ns, us, ms, s)"),
+        url_rest=(rf"(\?{_NULL_SETTING}(&{_NULL_SETTING})*)?",
+                  "null:// takes only a per-operation delay, a per-request rate and a link's "
+                  "rate, e.g. null://?delay=2ms or null://?delay=20ms&rate=60MiB&link=1Gbit "
+                  "(delay in ns, us, ms, s; rates per second in B, KiB, MiB, GiB, KB, MB, GB, "
+                  "Kbit, Mbit, Gbit)"),
     ),
 )  # fmt: skip
 

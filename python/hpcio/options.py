@@ -141,7 +141,7 @@ def add_arguments(
 
 #: What a value of each kind looks like in help ("--transfer SIZE", not TRANSFER_BYTES).
 _METAVARS = {"size": "SIZE", "positive whole number": "N", "whole number": "N",
-             "duration": "TIME"}  # fmt: skip
+             "duration": "TIME", "size range": "A..B", "count range": "A..B"}  # fmt: skip
 
 
 def _help(opt: Option) -> str:
@@ -250,6 +250,29 @@ def _pairs(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _size_range(value: Any) -> tuple[int, ...]:
+    """ "1MiB..64MiB" -> every size doubling from the first to the last."""
+    from hpcio.units import parse_size_range
+
+    if not isinstance(value, str):
+        raise TypeError(f'must be a doubling range of sizes such as "1MiB..64MiB", got {value!r}')
+    return tuple(parse_size_range(value))
+
+
+def _count_range(value: Any) -> tuple[int, ...]:
+    """ "1..64" -> 1, 2, 4, ..., 64; a number alone is itself."""
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        raise TypeError(f'must be a doubling range such as "1..64", got {value!r}')
+    low_text, _, high_text = str(value).partition("..")
+    low, high = _positive(low_text), _positive(high_text or low_text)
+    counts = [low]
+    while counts[-1] < high:
+        counts.append(counts[-1] * 2)
+    if counts[-1] != high:
+        raise ValueError(f"doubling {low} never reaches {high}: use {low}..{counts[-2]}")
+    return tuple(counts)
+
+
 def choice(*names: str) -> Kind:
     def convert(value: Any) -> str:
         if value not in names:
@@ -268,6 +291,9 @@ FLAG = Kind("flag", _bool, flag=True)
 #: A --no-x flag: typing it sets the field False.
 NO_FLAG = Kind("flag", _bool, flag=True, invert=True)
 DURATION = Kind("duration", _duration)
+#: Doubling ranges, as `hpcio tune` sweeps them: "1MiB..64MiB", "1..64".
+SIZE_RANGE = Kind("size range", _size_range)
+COUNT_RANGE = Kind("count range", _count_range)
 PHASES = Kind("phases", _phases)
 #: Repeated KEY=VALUE pairs (MPI-IO hints).
 PAIRS = Kind("KEY=VALUE pairs", _pairs, repeated=True)

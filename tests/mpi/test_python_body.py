@@ -17,7 +17,7 @@ def test_python_files_figures_are_a_plans(hpcio, file_url, target_dir, tmp_path,
                  "-i", 2, "-o", out, "-q")  # fmt: skip
     assert done.returncode == 0, done.stderr
     (doc,) = read_documents(out)
-    assert doc["schema_version"] == 2
+    assert doc["schema_version"] == 3
     assert doc["run"]["workload"] == "python-files"
     assert doc["run"]["params"] == {"files": 3, "file_size_bytes": MiB, "block_bytes": 256 << 10}
     assert [p["phase"] for p in doc["phases"]] == ["write", "read", "write", "read"]

@@ -33,7 +33,7 @@ def record(results):
 
 
 def test_document_identity(record):
-    assert record["schema_version"] == SCHEMA_VERSION == 2
+    assert record["schema_version"] == SCHEMA_VERSION == 3
     assert record["kind"] == "hpcio.result"
     assert (record["ranks"], record["nodes"], record["ranks_per_node"]) == (1, 1, 1)
     assert record["run"]["workload"] == "mfmw"
@@ -129,10 +129,10 @@ def test_broken_line_inside_the_file_is_an_error(results, tmp_path):
 
 def test_other_schema_version_is_refused(record, tmp_path):
     path = tmp_path / "future.jsonl"
-    path.write_text(json.dumps(dict(record, schema_version=3)) + "\n")
+    path.write_text(json.dumps(dict(record, schema_version=4)) + "\n")
     with pytest.raises(
         ResultsError,
-        match=f"^{re.escape(str(path))}:1: schema version 3 \\(this hpcio reads 1, 2\\)$",
+        match=f"^{re.escape(str(path))}:1: schema version 4 \\(this hpcio reads 1, 2, 3\\)$",
     ):
         results_io.read(path)
 

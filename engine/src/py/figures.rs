@@ -1,6 +1,7 @@
 //! The Python class Figures: what a rank did in a phase.
 
 use crate::{figures, histogram};
+use hdrhistogram::Histogram;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::collections::BTreeMap;
@@ -10,6 +11,11 @@ use std::collections::BTreeMap;
 #[pyclass(name = "Figures", module = "hpcio._engine", frozen)]
 pub struct PyFigures {
     pub(crate) inner: figures::Figures,
+}
+
+/// A histogram nobody recorded into is no figure: b"", so reports say nothing rather than 0.
+fn encoded_unless_empty<'py>(py: Python<'py>, h: &Histogram<u64>) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, &if h.is_empty() { Vec::new() } else { histogram::encode(h) })
 }
 
 #[pymethods]
@@ -55,6 +61,25 @@ impl PyFigures {
     #[getter]
     fn latency_hdr<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &histogram::encode(&self.inner.latency))
+    }
+
+    /// Time to first byte of the object-store GETs, an HdrHistogram in V2 encoding; b"" where
+    /// no GET went to a store.
+    #[getter]
+    fn ttfb_get_hdr<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        encoded_unless_empty(py, &self.inner.first_bytes.get)
+    }
+
+    /// Time to the response of the object-store PUTs, parts and blocks, likewise.
+    #[getter]
+    fn ttfb_put_hdr<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        encoded_unless_empty(py, &self.inner.first_bytes.put)
+    }
+
+    /// Opens of files or objects.
+    #[getter]
+    fn opens(&self) -> u64 {
+        self.inner.opens
     }
 
     #[getter]

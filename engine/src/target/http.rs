@@ -7,10 +7,12 @@ use object_store::client::{
     HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
 };
 use object_store::ClientOptions;
+use crate::first_byte::Answered;
 use crate::requests::{self, Counters};
 use object_store::client::HttpErrorKind;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 #[derive(Debug)]
 pub struct CountingConnector {
@@ -33,7 +35,15 @@ struct CountingService {
 #[async_trait]
 impl HttpService for CountingService {
     async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let answered = answered_of(&req);
+        let sent = Instant::now();
         let response = self.inner.execute(req).await;
+        // The response future resolves once the status line and headers are in: for a GET,
+        // before its body; for a PUT, once the store has taken the whole body.
+        if let (Some(answered), Ok(_)) = (answered, &response) {
+            let waited = u64::try_from(sent.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.counters.first_bytes.record(answered, waited);
+        }
         match &response {
             Ok(r) => {
                 if let Some(cause) = requests::failure_of_status(r.status().as_u16()) {
@@ -67,5 +77,17 @@ fn failure_of_error(kind: HttpErrorKind) -> usize {
         HttpErrorKind::Connect => requests::CONNECT,
         HttpErrorKind::Request | HttpErrorKind::Interrupted => requests::CONNECTION_RESET,
         _ => requests::OTHER_ERROR,
+    }
+}
+
+/// Whether a request moves an object's bytes, and which way: a GET of an object (a listing is
+/// a GET of the bucket with a list query: S3 `list-type`, Azure `comp=list`, GCS `prefix`), or
+/// a PUT of an object, part or block (not Azure's block list, which commits and carries none).
+fn answered_of(req: &HttpRequest) -> Option<Answered> {
+    let query = req.uri().query().unwrap_or("");
+    match req.method().as_str() {
+        "GET" if !(query.contains("list") || query.contains("prefix=")) => Some(Answered::Get),
+        "PUT" if !query.contains("comp=blocklist") => Some(Answered::Put),
+        _ => None,
     }
 }

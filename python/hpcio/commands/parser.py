@@ -29,6 +29,7 @@ COMMANDS = {
     "trace": "hpcio.commands.trace",
     "darshan": "hpcio.commands.darshan",
     "replay": "hpcio.commands.replay",
+    "tune": "hpcio.commands.tune",
 }
 
 

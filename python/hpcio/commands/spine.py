@@ -49,6 +49,9 @@ class Spine:
     quiet_hides_summary: bool = False
     #: Rank 0's closing output from every run's document (the command's table).
     closing: Callable[[list[ResultDocument]], None] | None = None
+    #: A search (hpcio tune): after the runs, rank 0 picks the next ones from every document
+    #: so far, until it returns none. None: the specs are all the runs.
+    following: Callable[[list[ResultDocument]], list[RunSpec]] | None = None
     #: Called on every rank after the runs, or with stopped=True when they were stopped
     #: (a checkpoint removes the shards its saves kept for its loads).
     after: Callable[[Comm, list[RunSpec], bool], None] | None = None
@@ -113,6 +116,7 @@ def _execute(world: Comm, args: argparse.Namespace, spine: Spine, specs: list[Ru
                 console.finished(doc)
 
         progress, announced, done = console.progress, announce, finished
+        points = None
         if spine.point_name is not None and world.rank == 0:
             from hpcio.live.progress import lines_progress
 
@@ -121,6 +125,13 @@ def _execute(world: Comm, args: argparse.Namespace, spine: Spine, specs: list[Ru
         output = results_io.destination(args.output)
         try:
             docs = run_all(world, todo, output, progress, announced, done)
+            while spine.following is not None:
+                more = world.bcast(spine.following(docs) if world.rank == 0 else None)
+                if not more:
+                    break
+                if points is not None:
+                    points.extend(more)
+                docs += run_all(world, more, output, progress, announced, done)
         except BaseException:
             if spine.after is not None:
                 spine.after(world, todo, True)

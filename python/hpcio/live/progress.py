@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from hpcio.results.schema import PhaseFigures, ResultDocument
@@ -100,6 +100,11 @@ class SuiteProgress:
         self._bar = _RichBar(self._out) if display == "bar" else None
         if self._bar:
             self._bar.start(self._total_work, self._done_work, self._fields("starting"))
+
+    def extend(self, points: Sequence[RunSpec]) -> None:
+        """More points to run, chosen as the runs go (hpcio tune's search)."""
+        self._total_points += len(points)
+        self._total_work += sum(map(self._work, points))
 
     def announce(self, point: RunSpec) -> None:
         """A point starts."""

@@ -17,7 +17,7 @@ from hpcio.report.grid import Grid
 from hpcio.report.plots import Plot, PlotSet, render
 from hpcio.report.points import describe, per_rank_bytes, spec_fields
 from hpcio.report.tables import Table, format_cell, study_tables
-from hpcio.results.schema import PAGE_CACHE_WARNING, ResultDocument
+from hpcio.results.schema import PAGE_CACHE_WARNING, PhaseSummary, ResultDocument
 from hpcio.results.stats import headline_bandwidth_mib_s
 from hpcio.units import format_bytes, format_counts
 from hpcio.workloads import shown
@@ -390,7 +390,8 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     headers = ["Run", "Workload", "Target", "Ranks", "Size per rank", "Transfer",
                "Iterations", "Phase", "Bandwidth (MiB/s)", "Time mean (s)"]  # fmt: skip
     detail_headers = ["Run", "Phase", "Bandwidth mean of iterations (MiB/s)", "stddev", "min",
-                      "max", "p50 op (ms)", "p99 op (ms)"]  # fmt: skip
+                      "max", "p50 op (ms)", "p99 op (ms)", "TTFB p50 (ms)", "TTFB p99 (ms)",
+                      "req/s"]  # fmt: skip
     rows: list[list[Cell]] = []
     details: list[list[Cell]] = []
     for number, doc in enumerate(docs, start=1):
@@ -410,6 +411,7 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
                 (f"{bw.min:.3f}", bw.min), (f"{bw.max:.3f}", bw.max),
                 (f"{s.latency.p50_s * 1e3:.3f}", s.latency.p50_s * 1e3),
                 (f"{s.latency.p99_s * 1e3:.3f}", s.latency.p99_s * 1e3),
+                *_first_byte(phase, s),
             ])  # fmt: skip
     specs = "\n".join(
         f'<details id="{anchor}spec-{number}"><summary>run {number}: '
@@ -422,6 +424,18 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
         f"</summary>{_table(detail_headers, details, table_id=f'{anchor}runs-detail')}</details>"
     )
     return _table(headers, rows, table_id=f"{anchor}runs") + spread + "\n<h3>Specs</h3>\n" + specs
+
+
+def _first_byte(phase: str, s: PhaseSummary) -> list[Cell]:
+    """An object-store phase's time to first byte (GETs for a read, PUTs and parts for a
+    write) at p50 and p99, and its requests per second; "-" where not recorded."""
+    ttfb = (s.ttfb_get or s.ttfb_put) if phase == "read" else (s.ttfb_put or s.ttfb_get)
+    rate = s.requests_per_s.mean if s.requests_per_s else None
+    cells: list[Cell] = [
+        (f"{q * 1e3:.3f}", q * 1e3) if q is not None else ("-", None)
+        for q in ((ttfb.p50_s, ttfb.p99_s) if ttfb else (None, None))
+    ]
+    return [*cells, (f"{rate:.0f}", rate) if rate is not None else ("-", None)]
 
 
 def _size(n_bytes: int | None) -> Cell:

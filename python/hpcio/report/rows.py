@@ -110,7 +110,11 @@ def _metrics(doc: ResultDocument, phase: str, figures: Sequence[PhaseFigures]) -
         "bandwidth_bytes_over_mean_time_mib_s": moved / _MIB / mean_time if mean_time else None,
         "ops_per_iteration": ops,
         "ops_per_s": ops / mean_time if mean_time else None,
-        "objects_per_s": done / mean_time if on_objects and done and mean_time else None,
+        "objects_per_s": done / mean_time
+        if on_objects and done and mean_time
+        else _objects_opened_per_s(figures)
+        if on_objects
+        else None,
         "open_time_mean_s": statistics.fmean(p.open_time_s for p in figures),
         "transfer_time_mean_s": statistics.fmean(p.transfer_time_s for p in figures),
         "close_time_mean_s": statistics.fmean(p.close_time_s for p in figures),
@@ -121,12 +125,43 @@ def _metrics(doc: ResultDocument, phase: str, figures: Sequence[PhaseFigures]) -
         "op_latency_p99_s": latency.p99_s,
         "op_latency_p999_s": latency.p999_s,
         "op_latency_max_s": latency.max_s,
+        **_first_byte(doc, phase, figures, mean_time),
         "failed_requests": sum(_failed(p) for p in figures),
         "errors": sum(p.errors for p in figures),
         "reads_may_hit_page_cache": doc.cache.reads_may_hit_page_cache if phase == "read" else None,
     }
     row.update(_family_figures(figures))
     return row
+
+
+def _first_byte(
+    doc: ResultDocument, phase: str, figures: Sequence[PhaseFigures], mean_time: float
+) -> Row:
+    """Time to first byte of GETs and of PUTs/parts, p50 and p99 over every iteration's
+    requests, and storage requests per second (all kinds, over the mean phase time); absent
+    where no request went to a store (and in documents older than schema version 3)."""
+    summary = doc.summary[phase]
+    found: Row = {}
+    for name in ("get", "put"):
+        ttfb = (
+            getattr(summary, f"ttfb_{name}")
+            if len(figures) > 1
+            else getattr(figures[0], f"ttfb_{name}")
+        )
+        if ttfb is not None:
+            found[f"ttfb_{name}_p50_s"] = ttfb.p50_s
+            found[f"ttfb_{name}_p99_s"] = ttfb.p99_s
+    if found or any(p.requests_per_s is not None for p in figures):
+        requests = statistics.fmean(sum(p.requests.values()) for p in figures)
+        found["requests_per_s"] = requests / mean_time if mean_time else None
+    return found
+
+
+def _objects_opened_per_s(figures: Sequence[PhaseFigures]) -> float | None:
+    """Where no object was completed (a read phase): objects opened per second, each rank's
+    open of a shared one counted (schema version 3 on); None before."""
+    rates = [p.objects_per_s for p in figures if p.objects_per_s is not None]
+    return statistics.fmean(rates) if rates else None
 
 
 def _failed(figures: PhaseFigures) -> int:

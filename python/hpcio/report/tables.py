@@ -5,6 +5,7 @@ reference/000_*, 001_*); a time-based run's Bandwidth is the bytes it moved / La
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
@@ -22,6 +23,7 @@ from hpcio.report.points import (
 )
 from hpcio.report.pooled import is_time_based, mean_bytes_moved, mean_seconds
 from hpcio.results.schema import ResultDocument
+from hpcio.results.stats import merged_latency_percentiles
 from hpcio.units import format_counts
 from hpcio.workloads import shown
 
@@ -311,6 +313,7 @@ def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> t
                 "each was retried. Bandwidth that stops growing while they grow is the store's "
                 "saturation, not the client's"
             )
+        notes.extend(first_byte_note(mine, group.phase, url))
         bound = sorted(
             {per_rank_bytes(d) for d in mine if d.summary[group.phase].client_bound_iterations}
         )
@@ -332,6 +335,29 @@ def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> t
         for ranks, cores in sorted(crowded)
     )
     return (*notes, LATENCY_NOTE)
+
+
+def first_byte_note(docs: Sequence[ResultDocument], phase: str, url: str) -> list[str]:
+    """Time to first byte of `phase`'s GETs (a read) or PUTs and parts (a write) on `url`, from
+    every run's and iteration's histograms merged, and requests per second (mean over runs);
+    nothing where no request to a store was timed (POSIX, documents before schema version 3)."""
+    name = "get" if phase == "read" else "put"
+    parts = [
+        base64.b64decode(encoded)
+        for d in docs
+        for p in d.phases
+        if p.phase == phase and (encoded := getattr(p, f"ttfb_{name}_hdr_b64"))
+    ]
+    if not parts:
+        return []
+    ttfb = merged_latency_percentiles(parts)
+    rates = [s.requests_per_s.mean for d in docs if (s := d.summary[phase]).requests_per_s]
+    rate = f"; {sum(rates) / len(rates):.0f} requests/s" if rates else ""
+    what = "GETs, until the headers" if name == "get" else "PUTs and parts, until the answer"
+    return [
+        f"time to first byte on {url} ({what}; every run and iteration): p50 "
+        f"{ttfb.p50_s * 1e3:.1f} ms, p99 {ttfb.p99_s * 1e3:.1f} ms{rate}"
+    ]
 
 
 def format_cell(value: float | None, kind: str) -> str:

@@ -46,6 +46,9 @@ def check_record(record: dict[str, Any]) -> None:
         raise DocumentError("run.target.url is missing or not a string")
     for index, phase in enumerate(record["phases"]):
         _check_histogram(phase["latency_hdr_b64"], f"phases[{index}].latency_hdr_b64")
+        for name in ("ttfb_get_hdr_b64", "ttfb_put_hdr_b64"):
+            if phase.get(name) is not None:
+                _check_histogram(phase[name], f"phases[{index}].{name}")
 
 
 def _check_params(run: dict[str, Any]) -> None:

@@ -11,9 +11,11 @@ from typing import Any
 
 from hpcio.results import v1
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Versions `ResultDocument.from_dict` reads (older ones are upgraded as they are read).
-READABLE_VERSIONS = (1, 2)
+#: Version 3 added time to first byte and request and object rates, all optional: a version
+#: 2 document reads as it is, without them.
+READABLE_VERSIONS = (1, 2, 3)
 #: Marks a JSON object as an hpcio result document.
 KIND = "hpcio.result"
 #: How a document's warning about a data set the page cache could hold begins (reports
@@ -158,6 +160,18 @@ class PhaseFigures:
     #: Past 4096 ranks, `per_rank` is empty and this summarizes it; None in smaller runs and
     #: in documents written before it existed.
     per_rank_spread: RankSpread | None = None
+    #: Time to first byte of object-store GETs (until the response's headers arrive, before
+    #: its body) and of PUTs, parts and blocks (until the store answers the sent body), merged
+    #: over ranks like `latency`, each attempt of a retried request counted; None where no
+    #: such request went to a store (POSIX, null:// without transfers, schema version 2).
+    ttfb_get: LatencyPercentiles | None = None
+    ttfb_get_hdr_b64: str | None = None
+    ttfb_put: LatencyPercentiles | None = None
+    ttfb_put_hdr_b64: str | None = None
+    #: Storage requests (every kind in `requests`) and objects or files opened (each rank's
+    #: open of a shared one counts) per second of phase time; None in schema version 2.
+    requests_per_s: float | None = None
+    objects_per_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +205,12 @@ class PhaseSummary:
     cpu_demand_fraction: Stats | None = None
     client_bound_iterations: int = 0
     store_failures: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: From the histograms of every iteration, as `latency`; None where no iteration had one.
+    ttfb_get: LatencyPercentiles | None = None
+    ttfb_put: LatencyPercentiles | None = None
+    #: Over the iterations that recorded them; None where none did.
+    requests_per_s: Stats | None = None
+    objects_per_s: Stats | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,6 +347,10 @@ _NESTED: dict[tuple[str, str], type] = {
     ("ResultDocument", "phases"): PhaseFigures,
     ("ResultDocument", "summary"): PhaseSummary,
     ("PhaseFigures", "latency"): LatencyPercentiles,
+    ("PhaseFigures", "ttfb_get"): LatencyPercentiles,
+    ("PhaseFigures", "ttfb_put"): LatencyPercentiles,
+    ("PhaseSummary", "ttfb_get"): LatencyPercentiles,
+    ("PhaseSummary", "ttfb_put"): LatencyPercentiles,
     ("PhaseFigures", "per_rank"): RankTimes,
     ("PhaseFigures", "series"): TimeSeries,
     ("PhaseFigures", "per_rank_spread"): RankSpread,
@@ -346,6 +370,8 @@ _NESTED: dict[tuple[str, str], type] = {
             "cpu_seconds_per_gib",
             "cpu_core_fraction",
             "cpu_demand_fraction",
+            "requests_per_s",
+            "objects_per_s",
         )
     },
 }

@@ -18,10 +18,12 @@ from hpcio import _engine
 from hpcio.results.schema import (
     CpuFigures,
     Distribution,
+    LatencyPercentiles,
     PhaseFigures,
     PhaseSummary,
     RankSpread,
     RankTimes,
+    Stats,
     TimeSeries,
 )
 from hpcio.results.stats import latency_percentiles, stats
@@ -95,6 +97,11 @@ class RankFigures:
     #: The rank's CPU over its phase window (runner/cpu.py).
     cpu: RankCpu | None = None
     store_failures: dict[str, int] = field(default_factory=dict)
+    #: Object-store time to first byte of GETs and of PUTs/parts (V2 HDR histograms, b"" when
+    #: none were taken), and the files or objects opened.
+    ttfb_get_hdr: builtins.bytes = b""
+    ttfb_put_hdr: builtins.bytes = b""
+    opens: int = 0
 
     @classmethod
     def from_engine(
@@ -135,6 +142,9 @@ class RankFigures:
             metrics=dict(metrics or {}),
             cpu=cpu,
             store_failures=figures.store_failures,
+            ttfb_get_hdr=figures.ttfb_get_hdr,
+            ttfb_put_hdr=figures.ttfb_put_hdr,
+            opens=figures.opens,
         )
 
     @property
@@ -250,6 +260,9 @@ class PhaseShare:
     #: Failed store requests by cause (runner/cpu.py's sibling in the engine: HTTP status,
     #: timeout, reset).
     store_failures: dict[str, int]
+    ttfb_get_hdr: builtins.bytes
+    ttfb_put_hdr: builtins.bytes
+    opens: int
     stonewall_bytes: Fraction
     #: Bytes completed in each interval of the time series.
     done: tuple[int, ...]
@@ -286,6 +299,9 @@ class PhaseShare:
             throttled=rank.throttled,
             retried=rank.retried,
             store_failures=dict(rank.store_failures),
+            ttfb_get_hdr=rank.ttfb_get_hdr,
+            ttfb_put_hdr=rank.ttfb_put_hdr,
+            opens=rank.opens,
             stonewall_bytes=rank.bytes_done_by(frame.first_end_ns or 0),
             done=tuple(done),
             series=dict(series),
@@ -309,6 +325,9 @@ class PhaseShare:
             throttled=self.throttled + other.throttled,
             retried=self.retried + other.retried,
             store_failures=_added((self.store_failures, other.store_failures)),
+            ttfb_get_hdr=_merged_hdr([self.ttfb_get_hdr, other.ttfb_get_hdr]),
+            ttfb_put_hdr=_merged_hdr([self.ttfb_put_hdr, other.ttfb_put_hdr]),
+            opens=self.opens + other.opens,
             stonewall_bytes=self.stonewall_bytes + other.stonewall_bytes,
             done=tuple(a + b for a, b in zip(self.done, other.done, strict=True)),
             series=dict(series),
@@ -448,6 +467,12 @@ def reduced_figures(
         retried=share.retried,
         cpu=_cpu(rows, share.bytes),
         store_failures=dict(share.store_failures),
+        ttfb_get=_percentiles_if_any(share.ttfb_get_hdr),
+        ttfb_get_hdr_b64=_b64_if_any(share.ttfb_get_hdr),
+        ttfb_put=_percentiles_if_any(share.ttfb_put_hdr),
+        ttfb_put_hdr_b64=_b64_if_any(share.ttfb_put_hdr),
+        requests_per_s=sum(share.requests.values()) * _NS / phase_ns if phase_ns else 0.0,
+        objects_per_s=share.opens * _NS / phase_ns if phase_ns else 0.0,
         per_rank=per_rank,
         per_rank_spread=None if per_rank or not rows else rank_spread(rows),
     )
@@ -495,6 +520,23 @@ def _cpu(rows: Sequence[RankRow], bytes_moved: int) -> CpuFigures | None:
     return phase_cpu(measured, bytes_moved)
 
 
+def _merged_hdr(parts: Iterable[builtins.bytes | str | None]) -> builtins.bytes:
+    """The histograms given (raw, or base64 as documents hold them; b"" or None where a rank or
+    iteration took none), merged; b"" when none was taken."""
+    kept = [base64.b64decode(p) if isinstance(p, str) else p for p in parts if p]
+    if len(kept) <= 1:
+        return kept[0] if kept else b""
+    return _engine.histogram_merge(kept)
+
+
+def _percentiles_if_any(encoded: builtins.bytes) -> LatencyPercentiles | None:
+    return latency_percentiles(encoded) if encoded else None
+
+
+def _b64_if_any(encoded: builtins.bytes) -> str | None:
+    return base64.b64encode(encoded).decode("ascii") if encoded else None
+
+
 def _added(counts: Iterable[dict[str, int]]) -> dict[str, int]:
     return dict(sum((Counter(c) for c in counts), Counter()))
 
@@ -529,5 +571,14 @@ def summarize(figures: Sequence[PhaseFigures]) -> dict[str, PhaseSummary]:
             cpu_demand_fraction=stats(demand) if demand else None,
             client_bound_iterations=sum(c.client_bound for c in measured),
             store_failures=_added(f.store_failures for f in mine),
+            ttfb_get=_percentiles_if_any(_merged_hdr(f.ttfb_get_hdr_b64 for f in mine)),
+            ttfb_put=_percentiles_if_any(_merged_hdr(f.ttfb_put_hdr_b64 for f in mine)),
+            requests_per_s=_stats_if_any([f.requests_per_s for f in mine]),
+            objects_per_s=_stats_if_any([f.objects_per_s for f in mine]),
         )
     return summary
+
+
+def _stats_if_any(values: Sequence[float | None]) -> Stats | None:
+    measured = [v for v in values if v is not None]
+    return stats(measured) if measured else None
