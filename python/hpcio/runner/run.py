@@ -145,9 +145,11 @@ def execute(
         TargetError: the target failed its probe (on every rank alike).
         RunFailedError: an operation failed or verification found wrong data (every rank alike).
     """
-    facts = _RunFacts.gather(world, run)
-    _probe_on_rank0(world, run, facts.topology.ranks_per_node)
-    topo = facts.topology
+    topo = topology(world)
+    # The probe first: a refused run answers at once, without the facts' MPI start (the MPI
+    # library's version is read through mpi4py, whose import initialises MPI).
+    _probe_on_rank0(world, run, topo.ranks_per_node)
+    facts = _RunFacts.gather(world, run, topo)
     who = RankInfo(world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node,
                    topo.nodes, topo.placement)  # fmt: skip
     target = open_target(run)
@@ -190,13 +192,13 @@ class _RunFacts:
     read_ceiling: ceiling.Ceiling | None
 
     @classmethod
-    def gather(cls, world: Comm, run: RunSpec) -> _RunFacts:
+    def gather(cls, world: Comm, run: RunSpec, topo: Topology) -> _RunFacts:
         return cls(
             run=run,
             started=_utc_now(),
             # Before the phases: its first lookup imports importlib.metadata.
             version=hpcio.__version__,
-            topology=topology(world),
+            topology=topo,
             ranks=world.size,
             cores=resources.cores_per_node(world),
             software=machine.software(probe=False) if world.rank == 0 else None,
