@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import hpcio
 from hpcio import _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
-from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
+from hpcio.results.schema import KIND, SCHEMA_VERSION, Footprint, PhaseFigures, ResultDocument
 from hpcio.runner import ceiling, interrupts, journal, lock, machine, resources, tracing
 from hpcio.runner.aggregate import (
     PhaseFrame,
@@ -237,6 +237,7 @@ class _RunFacts:
             software=self.software,
             command_line=self.command,
             storage=self.storage,
+            footprint=_footprint(run),
             run=run.to_dict(),
             cache=cache,
             phases=tuple(figures),
@@ -249,6 +250,17 @@ class _RunFacts:
             + tracing.warnings(traced)
             + striping.warnings(run, run.workload),
         )
+
+
+def _footprint(run: RunSpec) -> Footprint:
+    """What the run keeps on its target, as its workload says (for `hpcio cost`, which reads
+    documents only)."""
+    written = run.workload.objects_written(run)
+    return Footprint(
+        stored_bytes=run.workload.stored_bytes(run),
+        largest_object_bytes=max((w.bytes for w in written), default=0),
+        largest_part_bytes=max((w.part_bytes for w in written), default=1),
+    )
 
 
 def _probe_on_rank0(world: Comm, run: RunSpec, ranks_per_node: int) -> None:
