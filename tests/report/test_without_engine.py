@@ -72,3 +72,28 @@ def test_the_same_html_page_without_the_engine(tmp_path):
         pages.append(page.read_bytes())
     assert pages[0] == pages[1]
     assert b"<svg" in pages[0] or b"data:image" in pages[0]
+
+
+def test_cost_prices_a_document_from_its_footprint_without_the_engine(hpcio, tmp_path):
+    """A document written now says what its run stored (its footprint): `hpcio cost` prices
+    it from the document alone, the same as from its workload, in a process without the
+    engine (and so without the workload registry, which imports it)."""
+    from hpcio.commands.cost import run_facts
+    from hpcio.report.cost import facts_of
+    from hpcio.results import io as results_io
+    from hpcio.spec.model import RunSpec
+
+    out = tmp_path / "run.jsonl"
+    made = hpcio("run", "--pattern", "sfmw", "--target", "memory://", "--size-per-rank", "16MiB",
+                 "--transfer", "8MiB", "-i", "2", "-o", out, "-q")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    (doc,) = results_io.read(out)
+    assert doc.footprint is not None
+    assert facts_of(doc) == run_facts(RunSpec.from_dict(doc.run))
+    args = ("cost", out, "--as", "s3", "--format", "json")
+    without, alone = (
+        _hpcio(*args, no_engine=True, cwd=tmp_path),
+        _hpcio(*args, no_engine=False, cwd=tmp_path),
+    )
+    assert without.returncode == 0, without.stderr
+    assert without.stdout == alone.stdout

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hpcio import kinds
 from hpcio.errors import SpecError
@@ -76,9 +76,14 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return _plan(args, catalogue)
     if not args.results:
         raise SpecError("give results files (JSON Lines), --scenario FILE or --prices")
-    from hpcio.report.cost import choose_price, estimate_cost, parse_duration, render_costs
+    from hpcio.report.cost import (
+        choose_price,
+        estimate_cost,
+        facts_of,
+        parse_duration,
+        render_costs,
+    )
     from hpcio.results import io as results_io
-    from hpcio.spec.model import RunSpec
 
     keep_hours = parse_duration(args.keep)
     docs = [doc for path in args.results for doc in results_io.read(path)]
@@ -95,7 +100,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
             product=args.product,
             region=args.region,
         )
-        facts = run_facts(RunSpec.from_dict(doc.run))
+        facts = facts_of(doc) or _facts_of_older(doc.run)
         breakdowns.append(estimate_cost(doc, catalogue, price, priced_as, keep_hours, facts))
     sys.stdout.write(render_costs(breakdowns, catalogue, args.format))
     return 0
@@ -149,6 +154,13 @@ def _plan(args: argparse.Namespace, catalogue: Catalogue) -> int:
         )  # fmt: skip
     sys.stdout.write(render_costs(breakdowns, catalogue, args.format))
     return 0
+
+
+def _facts_of_older(run: dict[str, Any]) -> RunFacts:
+    """A document written before its footprint record: its workload says what it stored."""
+    from hpcio.spec.model import RunSpec
+
+    return run_facts(RunSpec.from_dict(run))
 
 
 def run_facts(spec: RunSpec) -> RunFacts:

@@ -25,6 +25,7 @@ from hpcio.report.prices import (
 )
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
+from hpcio.workloads import shown
 
 #: The object-store kinds (hpcio/kinds.py's table says which).
 OBJECT_KINDS = kinds.object_kinds()
@@ -54,6 +55,42 @@ class RunFacts:
     #: The largest object (file) it writes, and the largest transfer that writes one.
     object_bytes: int
     part_bytes: int
+
+
+def facts_of(doc: ResultDocument) -> RunFacts | None:
+    """The run's facts from its document alone; None for a document older than its
+    footprint record (the caller then asks the run's workload)."""
+    footprint = doc.footprint
+    if footprint is None:
+        return None
+    return RunFacts(
+        run=run_name(doc),
+        target_url=str(doc.run["target"]["url"]),
+        stored_bytes=footprint.stored_bytes,
+        object_bytes=footprint.largest_object_bytes,
+        part_bytes=footprint.largest_part_bytes,
+    )
+
+
+def run_name(doc: ResultDocument) -> str:
+    """The run in a few words, as `hpcio suite show` names a point without its target:
+    'sfmw 20 ranks (4/node) 64 MiB/rank x100'."""
+    run = doc.run
+    ranks = int(run["ranks"])
+    per_node = run.get("ranks_per_node")
+    layout = f" ({per_node}/node)" if per_node else ""
+    size = doc.params.get("size_per_rank_bytes")
+    per_rank = f" {format_bytes(size)}/rank" if size is not None else ""
+    stripes = ""
+    count, stripe = run.get("stripe_count"), run.get("stripe_size_bytes")
+    if count is not None:
+        stripes += f" {count} stripe{'s' if count != 1 else ''}"
+    if stripe is not None:
+        stripes += f" of {format_bytes(stripe)}"
+    return (
+        f"{shown.label(doc.workload, doc.settings)} {ranks} rank{'s' if ranks != 1 else ''}"
+        f"{layout}{per_rank}{stripes} x{run['iterations']}"
+    )
 
 
 @dataclass(frozen=True, slots=True)

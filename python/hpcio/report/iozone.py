@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from hpcio.report.grid import Grid, grid
 from hpcio.report.plots import Plot
 from hpcio.report.points import describe, point_key, spec_fields, varying_fields
-from hpcio.report.pooled import pooled_stats
+from hpcio.report.pooled import headline_bandwidth_mib_s
 from hpcio.results.schema import ResultDocument
 from hpcio.workloads import shown
 
@@ -27,8 +27,8 @@ def _test_and_phase(doc: ResultDocument) -> tuple[str, str]:
 
 
 def iozone_rates(docs: Sequence[ResultDocument]) -> dict[tuple[int, int], dict[str, float]]:
-    """(file bytes, record bytes) -> test -> KiB/s (mean over iterations; over all iterations
-    of every document where a test of a point ran more than once)."""
+    """(file bytes, record bytes) -> test -> KiB/s, the headline (bytes over the mean phase
+    time, over all iterations of every document where a test of a point ran more than once)."""
     runs: dict[tuple[int, int], dict[str, list[ResultDocument]]] = {}
     for doc in docs:
         if not is_iozone(doc):
@@ -40,7 +40,7 @@ def iozone_rates(docs: Sequence[ResultDocument]) -> dict[tuple[int, int], dict[s
         runs.setdefault(point, {}).setdefault(test, []).append(doc)
     return {
         point: {
-            test: pooled_stats(chosen, _test_and_phase(chosen[0])[1], "bandwidth_mib_s").mean * 1024
+            test: headline_bandwidth_mib_s(chosen, _test_and_phase(chosen[0])[1]) * 1024
             for test, chosen in by_test.items()
         }
         for point, by_test in runs.items()

@@ -6,14 +6,14 @@ from collections.abc import Sequence
 
 from hpcio.report.grid import Grid, grid
 from hpcio.report.points import describe, point_key, spec_fields, varying_fields
-from hpcio.report.pooled import pooled_latency, pooled_stats
+from hpcio.report.pooled import headline_bandwidth_mib_s, pooled_latency
 from hpcio.results.schema import ResultDocument
 from hpcio.workloads import shown
 
 _PHASES = (("write", "Writes"), ("read", "Reads"))
 _LATENCIES = (("mean_s", "Avg."), ("p50_s", "Median"), ("p99_s", "99%"))
 _NONE = "-"
-_BANDWIDTH_TITLE = "Bandwidth (MiB/s, mean over iterations)"
+_BANDWIDTH_TITLE = "Bandwidth (MiB/s, bytes over mean phase time)"
 _LATENCY_TITLE = "Latency per operation (ms)"
 
 
@@ -65,7 +65,8 @@ def _with_phase(group: Sequence[ResultDocument], phase: str) -> list[ResultDocum
 
 
 def bandwidth_table(docs: Sequence[ResultDocument]) -> str:
-    """MiB/s (mean over iterations) per phase (rows) and profile (columns)."""
+    """MiB/s (the headline: bytes over mean phase time) per phase (rows) and profile
+    (columns)."""
     found = bandwidth_grid(docs)
     return _table(found.columns, found.rows)
 
@@ -77,7 +78,7 @@ def bandwidth_grid(docs: Sequence[ResultDocument]) -> Grid:
         cells = [f"{label}:"]
         for _, group in columns:
             chosen = _with_phase(group, phase)
-            mean = pooled_stats(chosen, phase, "bandwidth_mib_s").mean if chosen else None
+            mean = headline_bandwidth_mib_s(chosen, phase) if chosen else None
             cells.append(_NONE if mean is None else f"{mean:.2f}")
         rows.append(cells)
     return grid(

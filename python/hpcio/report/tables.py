@@ -132,6 +132,9 @@ def _set_per_point(docs: Sequence[ResultDocument], name: str) -> bool:
 
 def _per_target_note(group: _Group, urls: Sequence[str], name: str) -> str | None:
     """The values of field `name` a table's runs had, per target, when not in its title."""
+    every = {spec_fields(d.run).get(name) for d in group.docs}
+    if len(every) < 2:
+        return None  # one value in this table: nothing it would have split
     said = []
     for url in urls:
         mine = [spec_fields(d.run) for d in group.docs if d.run["target"]["url"] == url]

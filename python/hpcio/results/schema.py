@@ -236,6 +236,19 @@ class CacheRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class Footprint:
+    """What the run kept on its target, as its workload says: what `hpcio cost` prices beside
+    the figures (storage held, and the objects and parts its requests made)."""
+
+    #: Bytes the run keeps on its target at its peak, all ranks.
+    stored_bytes: int
+    #: The largest object (file) it writes, and the largest transfer that writes one (1 where
+    #: it writes none).
+    largest_object_bytes: int
+    largest_part_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class ResultDocument:
     schema_version: int
     kind: str
@@ -276,6 +289,9 @@ class ResultDocument:
     #: reached the limit, `operations_not_kept`, `limit_per_rank` and `ranks_at_limit`; None
     #: without --trace.
     trace: dict[str, Any] | None = None
+    #: What the run kept on its target, for pricing; None in documents older than the field
+    #: (`hpcio cost` then asks the run's workload).
+    footprint: Footprint | None = None
 
     @property
     def workload(self) -> str:
@@ -344,6 +360,7 @@ _PER_RANK_WHEN_SET = ("read_from_rank", "read_from_node")
 
 _NESTED: dict[tuple[str, str], type] = {
     ("ResultDocument", "cache"): CacheRecord,
+    ("ResultDocument", "footprint"): Footprint,
     ("ResultDocument", "phases"): PhaseFigures,
     ("ResultDocument", "summary"): PhaseSummary,
     ("PhaseFigures", "latency"): LatencyPercentiles,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import hpcio
 from hpcio import _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
-from hpcio.results.schema import KIND, SCHEMA_VERSION, PhaseFigures, ResultDocument
+from hpcio.results.schema import KIND, SCHEMA_VERSION, Footprint, PhaseFigures, ResultDocument
 from hpcio.runner import ceiling, interrupts, journal, lock, machine, resources, tracing
 from hpcio.runner.aggregate import (
     PhaseFrame,
@@ -146,9 +146,11 @@ def execute(
         TargetError: the target failed its probe (on every rank alike).
         RunFailedError: an operation failed or verification found wrong data (every rank alike).
     """
-    facts = _RunFacts.gather(world, run)
-    _probe_on_rank0(world, run, facts.topology.ranks_per_node)
-    topo = facts.topology
+    topo = topology(world)
+    # The probe first: a refused run answers at once, without the facts' MPI start (the MPI
+    # library's version is read through mpi4py, whose import initialises MPI).
+    _probe_on_rank0(world, run, topo.ranks_per_node)
+    facts = _RunFacts.gather(world, run, topo)
     who = RankInfo(world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node,
                    topo.nodes, topo.placement)  # fmt: skip
     target = open_target(run)
@@ -191,13 +193,13 @@ class _RunFacts:
     read_ceiling: ceiling.Ceiling | None
 
     @classmethod
-    def gather(cls, world: Comm, run: RunSpec) -> _RunFacts:
+    def gather(cls, world: Comm, run: RunSpec, topo: Topology) -> _RunFacts:
         return cls(
             run=run,
             started=_utc_now(),
             # Before the phases: its first lookup imports importlib.metadata.
             version=hpcio.__version__,
-            topology=topology(world),
+            topology=topo,
             ranks=world.size,
             cores=resources.cores_per_node(world),
             software=machine.software(probe=False) if world.rank == 0 else None,
@@ -236,6 +238,7 @@ class _RunFacts:
             software=self.software,
             command_line=self.command,
             storage=self.storage,
+            footprint=_footprint(run),
             run=run.to_dict(),
             cache=cache,
             phases=tuple(figures),
@@ -249,6 +252,17 @@ class _RunFacts:
             + tracing.warnings(traced)
             + striping.warnings(run, run.workload),
         )
+
+
+def _footprint(run: RunSpec) -> Footprint:
+    """What the run keeps on its target, as its workload says (for `hpcio cost`, which reads
+    documents only)."""
+    written = run.workload.objects_written(run)
+    return Footprint(
+        stored_bytes=run.workload.stored_bytes(run),
+        largest_object_bytes=max((w.bytes for w in written), default=0),
+        largest_part_bytes=max((w.part_bytes for w in written), default=1),
+    )
 
 
 def _probe_on_rank0(world: Comm, run: RunSpec, ranks_per_node: int) -> None:
