@@ -291,3 +291,15 @@ def test_the_au_table_counts_samples_not_files(hpcio, tmp_path):
     assert samples == f"{3 * bert.SAMPLES.samples_per_file:,} in 3 files (small)"
     # The table says what it was compared with: DLIO's definitions, not DLIO run beside it.
     assert sizing_lines(docs)[-1] == NOT_DLIO
+
+
+def test_bert_s_own_accelerator_is_taken_on_the_command_line(hpcio, error_line):
+    done = hpcio("train", "bert", "--target", "null://", "--accelerator", "v100", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "v100, 500 file(s) of 313532 sample(s)" in done.stdout
+    done = hpcio("train", "resnet50", "--target", "null://", "--accelerator", "v100",
+                 "--dry-run")  # fmt: skip
+    assert done.returncode == 2
+    assert error_line(done) == (
+        "hpcio: error: --accelerator v100: resnet50 has compute times for a100, h100 only"
+    )

@@ -313,8 +313,10 @@ def test_sizing_rules():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--accelerator", "v100"),
-         "argument --accelerator: invalid choice: 'v100' (choose from 'a100', 'h100', 'b200')"),
+        (("--accelerator", "v100"), "--accelerator v100: unet3d has compute times for a100, "
+         "h100, b200 only"),
+        (("--accelerator", "x1"), "argument --accelerator: invalid choice: 'x1' (choose from "
+         "'a100', 'h100', 'b200', 'v100')"),
         (("--batch", "0"), "--batch must be at least 1, got 0"),
         (("--samples", "6"), "a data set of 6 sample(s) is smaller than one batch of --batch 7 "
          "for each of 1 rank(s): give --samples 7 or more"),

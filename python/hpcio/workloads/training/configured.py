@@ -14,7 +14,7 @@ from hpcio.options import POSITIVE, choice, declared, option
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import MemoryNeed
 from hpcio.workloads.training.dataset import DataSet
-from hpcio.workloads.training.model import TrainingModel
+from hpcio.workloads.training.model import ACCELERATORS, TrainingModel
 from hpcio.workloads.training.records import TFRECORD_BUFFER_BYTES
 from hpcio.workloads.training.unet3d import (
     DatagenParams,
@@ -59,7 +59,7 @@ def _train_fields(model: TrainingModel) -> list[tuple[str, Any, Any]]:
     steps = model.training_steps
     return [
         ("accelerator", str, option(
-            "--accelerator", kind=choice(*model.compute_s), default=model.accelerator,
+            "--accelerator", kind=choice(*ACCELERATORS), default=model.accelerator,
             help=f"the simulated accelerator: its compute time per step "
             f"({model.compute_words()})",
         )),

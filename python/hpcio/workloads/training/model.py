@@ -8,6 +8,11 @@ from dataclasses import dataclass
 
 from hpcio.workloads.training.dataset import SampleKind
 
+#: Every accelerator a training knows, the one --accelerator choice of `hpcio train` (its
+#: option is declared once across the trainings); each training refuses the ones it has no
+#: compute time for, by name (unet3d.compute_seconds).
+ACCELERATORS = ("a100", "h100", "b200", "v100")
+
 
 @dataclass(frozen=True, slots=True)
 class TrainingModel:

@@ -29,7 +29,7 @@ from hpcio.workloads.patterns.common import DIRECT_ALIGN
 from hpcio.workloads.training import loader
 from hpcio.workloads.training.dataset import SCALES, UNET3D, DataSet, owns_key
 from hpcio.workloads.training.found import FoundDataSet, find_dlio
-from hpcio.workloads.training.model import TrainingModel
+from hpcio.workloads.training.model import ACCELERATORS, TrainingModel
 from hpcio.workloads.training.utilization import (
     EXCLUDED_FIRST_STEPS,
     PASS_AU_PERCENT,
@@ -89,7 +89,7 @@ def _transfer_option() -> Any:
 class TrainParams:
     MODEL: ClassVar[TrainingModel] = UNET3D_MODEL
     accelerator: str = option(
-        "--accelerator", kind=choice(*COMPUTE_S), default="a100",
+        "--accelerator", kind=choice(*ACCELERATORS), default="a100",
         help="the simulated accelerator: its compute time per step (a100 0.636 s, h100 "
         "0.323 s, b200 0.162 s)",
     )  # fmt: skip
