@@ -192,3 +192,20 @@ def test_a_shared_upload_under_a_users_mpiexec_is_aborted(how, s3_server, tmp_pa
     listed = client.list_objects_v2(Bucket=s3_server.bucket, Prefix=f"{prefix}/")
     assert listed.get("Contents", []) == []
     check_output(out)
+
+
+def test_datagen_cannot_overwrite_a_data_set_being_read(data_set, hpcio, tmp_path):
+    """`train datagen` takes the target's lock: a training run reading the data set keeps it
+    from being rewritten under it."""
+    target, kept = data_set
+    out = tmp_path / "r.jsonl"
+    job = start(command_line("train", f"file://{target}", out, True), SLOW_NODE)
+    job_processes(job, RANKS["train"])
+    wait_for(lambda: out.exists() and out.read_text().endswith("\n"), deadline_s=120)
+    done = hpcio("train", "datagen", "--target", f"file://{target}", *SMALL, "--samples",
+                 TRAIN_SAMPLES, "-q")  # fmt: skip
+    os.killpg(job.pid, signal.SIGTERM)
+    job.communicate(timeout=180)
+    assert done.returncode == 2
+    assert f"target file://{target} is in use by another hpcio run" in done.stderr
+    assert left_in(target, kept) == []
