@@ -124,6 +124,13 @@ def stop(job, how, ranks):
         os.kill(job.pid, signal.SIGKILL)
 
 
+#: SIGKILL of a user's mpiexec: its ranks lose their PMIx server and Open MPI may end them
+#: before their SIGTERM handler runs (issue 25, left open): an upload or the lock can be left.
+_MPIEXEC_KILLED = pytest.mark.xfail(
+    reason="a SIGKILLed user's mpiexec: Open MPI may end the ranks before they clean up"
+)
+
+
 def check_output(out):
     """-o is absent, or every line is a document of the iterations that finished."""
     if not out.exists():
@@ -139,6 +146,8 @@ def check_output(out):
 @pytest.mark.parametrize("command", ["run", "train", "checkpoint"])
 def test_interruption_leaves_nothing(command, self_launched, how, target_dir, tmp_path,
                                      mpiexec, request):  # fmt: skip
+    if not self_launched and how == "kill-launcher":
+        request.applymarker(_MPIEXEC_KILLED)
     target, kept = (
         request.getfixturevalue("data_set") if command == "train" else (target_dir, set())
     )
@@ -160,7 +169,7 @@ def test_interruption_leaves_nothing(command, self_launched, how, target_dir, tm
     check_output(out)
 
 
-@pytest.mark.parametrize("how", STOPS)
+@pytest.mark.parametrize("how", [*STOPS[:-1], pytest.param(STOPS[-1], marks=_MPIEXEC_KILLED)])
 def test_a_shared_upload_under_a_users_mpiexec_is_aborted(how, s3_server, tmp_path, mpiexec):
     """N-1 on S3 under `mpiexec -n 2 hpcio run`: no launcher of hpcio's aborts what the ranks
     leave, so they must: no open multipart upload (S3 bills for its parts), no object."""
@@ -173,8 +182,9 @@ def test_a_shared_upload_under_a_users_mpiexec_is_aborted(how, s3_server, tmp_pa
     ranks, pids = job_processes(job, 2)
     wait_for(lambda: out.exists() and out.read_text().endswith("\n"), deadline_s=120)
     stop(job, how, ranks)
-    job.communicate(timeout=180)
+    _, err = job.communicate(timeout=180)
     assert job.returncode != 0
+    assert "Traceback" not in err, err
     wait_for(lambda: not any(running(p) for p in pids))
     client = s3_server.client()
     uploads = client.list_multipart_uploads(Bucket=s3_server.bucket, Prefix=f"{prefix}/")
@@ -182,3 +192,20 @@ def test_a_shared_upload_under_a_users_mpiexec_is_aborted(how, s3_server, tmp_pa
     listed = client.list_objects_v2(Bucket=s3_server.bucket, Prefix=f"{prefix}/")
     assert listed.get("Contents", []) == []
     check_output(out)
+
+
+def test_datagen_cannot_overwrite_a_data_set_being_read(data_set, hpcio, tmp_path):
+    """`train datagen` takes the target's lock: a training run reading the data set keeps it
+    from being rewritten under it."""
+    target, kept = data_set
+    out = tmp_path / "r.jsonl"
+    job = start(command_line("train", f"file://{target}", out, True), SLOW_NODE)
+    job_processes(job, RANKS["train"])
+    wait_for(lambda: out.exists() and out.read_text().endswith("\n"), deadline_s=120)
+    done = hpcio("train", "datagen", "--target", f"file://{target}", *SMALL, "--samples",
+                 TRAIN_SAMPLES, "-q")  # fmt: skip
+    os.killpg(job.pid, signal.SIGTERM)
+    job.communicate(timeout=180)
+    assert done.returncode == 2
+    assert f"target file://{target} is in use by another hpcio run" in done.stderr
+    assert left_in(target, kept) == []

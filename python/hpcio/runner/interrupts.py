@@ -105,11 +105,14 @@ def leave(code: int) -> NoReturn:
     Open MPI's shared-memory segments."""
     from hpcio.runner import cleanup, lock
 
-    lock.release_all()
-    cleanup.remove_mpi_segments()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    try:
+        _engine.cancel(False)  # the lock object of an object store is read (ours?) and removed
+        lock.release_all()
+        cleanup.remove_mpi_segments()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)  # whatever the clean-up met: a stopped rank says no more
 
 
 #: Set by a self-launching hpcio for the ranks it starts: "HOST:PID" of itself.

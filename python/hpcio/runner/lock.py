@@ -129,10 +129,14 @@ def release_all() -> None:
     with os._exit, which runs no atexit handler, and must not leave its lock file in the
     user's directory. A lock our launcher took for us goes too once that launcher is dead
     (SIGKILLed: nobody else is left to remove it)."""
-    for path in list(_held):
+    for path in [p for p in _held if p not in _held_objects]:
         _release(path)
     for url, target in list(_held_objects.items()):
-        _release_object(target, url)
+        _held.pop(url, None)
+        _held_objects.pop(url, None)
+        # Removed unread: an interrupted engine may not read it back, and it is ours.
+        with contextlib.suppress(Exception):
+            target.remove([LOCK_KEY])
     for path in list(_inherited):
         _inherited.discard(path)
         _remove_if_holder_dead(path)
