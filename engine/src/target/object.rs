@@ -534,7 +534,12 @@ impl Target for ObjectTarget {
             return first.map_or(Ok(()), |r| r.map(|_| ()).map_err(reason));
         }
         let path = self.path(&format!(".hpcio-probe-{}", std::process::id()));
-        self.runtime.block_on(store.put(&path, PutPayload::from_static(b"hpcio"))).map_err(reason)?;
+        if let Err(e) = self.runtime.block_on(store.put(&path, PutPayload::from_static(b"hpcio"))) {
+            // The PUT may have landed though its answer was lost (a reset or a stall on the way
+            // back): a failed probe must not leave its object behind either.
+            let _ = self.runtime.block_on(store.delete(&path));
+            return Err(reason(e));
+        }
         self.runtime.block_on(store.delete(&path)).map_err(reason)
     }
 
