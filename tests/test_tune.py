@@ -64,6 +64,16 @@ def test_one_point_measured_low_does_not_end_a_walk():
     assert (64, 8 * MiB) in search.measured  # the walk went on past the low point
 
 
+def test_a_range_that_ends_on_a_flat_doubling_says_so():
+    search = KneeSearch((1, 2), (MiB,), start_transfer=MiB, fits=lambda point: True)
+    search.measured = {(1, MiB): 100.0, (2, MiB): 105.0}
+    assert search.next_point() is None
+    assert search.knees[0] == (
+        "in-flight: the range ends: depth 2 gave 0.0 MiB/s, less than 1.10x the 0.0 MiB/s of "
+        "depth 1: knee at depth 1"
+    )
+
+
 def test_points_over_the_memory_limit_are_never_measured():
     search = walk(far_store(0.040, 60 * MiB, 125e6), fits=lambda p: p[0] * p[1] <= 64 * MiB)
     assert search.measured and all(d * t <= 64 * MiB for d, t in search.measured)

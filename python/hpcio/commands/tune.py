@@ -157,17 +157,26 @@ class KneeSearch:
             if index and bandwidth < (1 + GAIN) * self.measured[knee]:
                 flat.append(point)
                 if len(flat) == PATIENCE:
-                    self.knees.append(
-                        f"{axis}: {' and '.join(_setting(axis, p) for p in flat)} gave "
-                        f"{' and '.join(f'{self.measured[p] / _MIB:.1f}' for p in flat)} MiB/s, "
-                        f"less than {1 + GAIN:.2f}x the {self.measured[knee] / _MIB:.1f} MiB/s "
-                        f"of {_setting(axis, knee)}: knee at {_setting(axis, knee)}"
-                    )
+                    self.knees.append(self._flat(axis, knee, flat, ""))
                     return None, knee
                 continue
             knee, flat = point, []
-        self.knees.append(f"{axis}: still rising at the end of the range, {_setting(axis, knee)}")
+        if flat:
+            self.knees.append(self._flat(axis, knee, flat, "the range ends: "))
+        else:
+            self.knees.append(
+                f"{axis}: still rising at the end of the range, {_setting(axis, knee)}"
+            )
         return None, knee
+
+    def _flat(self, axis: str, knee: Point, flat: Sequence[Point], why: str) -> str:
+        """Why a walk stopped at `knee`: the doublings after it that gained too little."""
+        return (
+            f"{axis}: {why}{' and '.join(_setting(axis, p) for p in flat)} gave "
+            f"{' and '.join(f'{self.measured[p] / _MIB:.1f}' for p in flat)} MiB/s, less than "
+            f"{1 + GAIN:.2f}x the {self.measured[knee] / _MIB:.1f} MiB/s of "
+            f"{_setting(axis, knee)}: knee at {_setting(axis, knee)}"
+        )
 
 
 def _setting(axis: str, point: Point) -> str:
