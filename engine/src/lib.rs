@@ -11,6 +11,7 @@ pub mod exec;
 pub mod figures;
 pub mod histogram;
 mod lanes;
+pub mod live;
 pub mod payload;
 pub mod plan;
 mod py;
@@ -39,6 +40,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ended_threads_waited_ns, m)?)?;
     m.add_function(wrap_pyfunction!(thread_ends, m)?)?;
     m.add_function(wrap_pyfunction!(debug_build, m)?)?;
+    m.add_function(wrap_pyfunction!(live_counters, m)?)?;
+    m.add_function(wrap_pyfunction!(live_bucket_tops, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_merge, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_summary, m)?)?;
     m.add_function(wrap_pyfunction!(payload_fill, m)?)?;
