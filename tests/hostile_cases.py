@@ -320,6 +320,18 @@ CASES: dict[str, list[tuple[str, ...]]] = {
         ("darshan", "bogus", F),
         ("darshan",),
     ],
+    "completion": [
+        ("completion",),
+        ("completion", "fish"),
+        ("completion", ""),
+        ("completion", "bash", "zsh"),
+        ("completion", "--bogus"),
+    ],
+    "man": [
+        ("man", "extra"),
+        ("man", "--bogus"),
+        ("man", F),
+    ],
 }
 # fmt: on
 

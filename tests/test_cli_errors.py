@@ -159,7 +159,20 @@ def test_no_command(hpcio, error_line):
 def test_missing_target_directory(hpcio, run_args, error_line, tmp_path, file_url, ranks):
     missing = tmp_path / "nowhere"
     done = hpcio(*run_args("-n", ranks, target=file_url(missing)))
-    assert refused(done, error_line) == f"hpcio: error: target {file_url(missing)} does not exist"
+    assert refused(done, error_line) == (
+        f"hpcio: error: target {file_url(missing)} does not exist; "
+        f"create it with: mkdir -p {missing}"
+    )
+    assert not missing.exists()
+
+
+def test_a_plain_path_is_taken_as_a_file_target(hpcio, run_args, error_line, tmp_path, file_url):
+    missing = tmp_path / "nowhere"
+    done = hpcio(*run_args("-n", "1", target=str(missing)))
+    assert refused(done, error_line) == (
+        f"hpcio: error: target {file_url(missing)} does not exist; "
+        f"create it with: mkdir -p {missing}"
+    )
     assert not missing.exists()
 
 

@@ -104,6 +104,7 @@ impl Figures {
         self.ops += 1;
         self.timeline.add(end, bytes);
         self.latency_series.add(end, latency_ns);
+        crate::live::add(bytes, latency_ns);
     }
 
     pub fn error(&mut self, message: String) {

@@ -12,6 +12,7 @@ pub mod figures;
 pub mod first_byte;
 pub mod histogram;
 mod lanes;
+pub mod live;
 pub mod payload;
 pub mod plan;
 mod py;
@@ -40,6 +41,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ended_threads_waited_ns, m)?)?;
     m.add_function(wrap_pyfunction!(thread_ends, m)?)?;
     m.add_function(wrap_pyfunction!(debug_build, m)?)?;
+    m.add_function(wrap_pyfunction!(live_counters, m)?)?;
+    m.add_function(wrap_pyfunction!(live_bucket_tops, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_merge, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_summary, m)?)?;
     m.add_function(wrap_pyfunction!(payload_fill, m)?)?;

@@ -44,6 +44,13 @@ def thread_ends() -> None:
 def clock_ns() -> int:
     """Monotonic clock in ns, the same one the engine's figures use."""
 
+def live_counters() -> tuple[int, int, list[int]]:
+    """(bytes, operations, operations per latency bucket) this process transferred so far:
+    readable while a plan runs (the live status line samples them)."""
+
+def live_bucket_tops() -> list[int]:
+    """The top of each of live_counters()'s latency buckets, ns (16 per power of two)."""
+
 def debug_build() -> bool:
     """True when the engine was compiled without optimisations."""
 

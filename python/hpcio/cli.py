@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from hpcio.commands.parser import COMMANDS, build_parser, error_line, parse_command
 from hpcio.errors import HpcioError
+from hpcio.live.terminal import streams_noted
 
 __all__ = ["COMMANDS", "build_parser", "error_line", "main", "parse_command"]
 
@@ -19,7 +20,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
     args = build_parser(only=chosen).parse_args(argv)
     try:
-        return importlib.import_module(COMMANDS[args.command]).main(args, argv)
+        with streams_noted(quiet=bool(getattr(args, "quiet", False))):
+            return importlib.import_module(COMMANDS[args.command]).main(args, argv)
     except HpcioError as e:
         if _is_rank0():
             print(error_line(e), file=sys.stderr)

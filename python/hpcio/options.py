@@ -297,3 +297,39 @@ COUNT_RANGE = Kind("count range", _count_range)
 PHASES = Kind("phases", _phases)
 #: Repeated KEY=VALUE pairs (MPI-IO hints).
 PAIRS = Kind("KEY=VALUE pairs", _pairs, repeated=True)
+
+
+#: The option of IOR, fio and mdtest each hpcio option stands for: --help names them, and
+#: docs/coming-from.md maps them (tests/test_options.py checks both against this table).
+PEER_OPTIONS: dict[str, str] = {
+    "--target": "IOR -o; fio directory; mdtest -d",
+    "--api": "IOR -a",
+    "--size-per-rank": "IOR -b x -s; fio size",
+    "--transfer": "IOR -t; fio bs",
+    "--segments": "IOR -s",
+    "--pattern": "IOR -F is mfmw, without it sfmw",
+    "--fsync": "IOR -e; fio end_fsync=1",
+    "--reorder": "IOR -C",
+    "--phases": "IOR -w -r; fio rw=write, read",
+    "--keep": "IOR -k",
+    "--duration": "IOR -D; fio time_based, runtime",
+    "--random": "fio rw=randwrite, randread",
+    "--in-flight": "fio iodepth",
+    "--ranks": "fio numjobs; mpiexec -n",
+    "--direct": "fio direct=1; IOR --posix.odirect",
+    "--files-per-rank": "fio nrfiles",
+}
+
+
+def peer_help(flags: Iterable[str], text: str | None) -> str | None:
+    """`text` with the peer tools' option for the first of `flags` that has one appended:
+    "bytes per I/O call ... [IOR -t; fio bs]"."""
+    if text is None or text == argparse.SUPPRESS:
+        return text
+    said = text.replace("'s ", " ")  # "(IOR's -s)" already names IOR -s
+    for flag in flags:
+        peer = PEER_OPTIONS.get(flag)
+        if peer is not None:
+            new = [part for part in peer.split("; ") if part not in said]
+            return f"{text} [{'; '.join(new)}]" if new else text
+    return text

@@ -219,7 +219,10 @@ def test_bad_suite_and_missing_target_are_one_line(
     )
     done = run_suite(hpcio, write(tmp_path, TWO_GROUPS), file_url(target_dir / "no"), output)
     assert done.returncode == 2
-    assert error_line(done) == f"hpcio: error: target {file_url(target_dir / 'no')} does not exist"
+    assert error_line(done) == (
+        f"hpcio: error: target {file_url(target_dir / 'no')} does not exist; "
+        f"create it with: mkdir -p {target_dir / 'no'}"
+    )
     assert output.read_text() == ""
 
     output.write_text('{"tool": "ior"}\n')

@@ -179,13 +179,36 @@ def test_target_rejects_relative_paths(url):
     assert str(caught.value) == f"target '{url}': use an absolute path, e.g. file:///scratch/hpcio"
 
 
-@pytest.mark.parametrize("url", ["ftp://host/x", "/tmp/x", "tmp/x", "nfs://server/export"])
+@pytest.mark.parametrize("url", ["ftp://host/x", "nfs://server/export"])
 def test_target_rejects_unknown_schemes(url):
     with pytest.raises(SpecError) as caught:
         TargetSpec.from_url(url)
     assert str(caught.value) == (
         f"target '{url}': unknown scheme; supported: file://, s3://, az://, gs://, memory://, "
         "null://"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "url"),
+    [
+        ("/scratch/me", "file:///scratch/me"),
+        ("/scratch/me/", "file:///scratch/me"),
+        ("/", "file:///"),
+    ],
+)
+def test_a_plain_absolute_path_is_a_file_target(path, url):
+    target = TargetSpec.from_url(path)
+    assert (target.url, target.kind, target.path) == (url, "posix", url.removeprefix("file://"))
+    assert target == TargetSpec.from_url(url)
+
+
+@pytest.mark.parametrize("url", ["tmp/x", "./x", "scratch"])
+def test_a_relative_plain_path_is_refused_with_the_way_out(url):
+    with pytest.raises(SpecError) as caught:
+        TargetSpec.from_url(url)
+    assert str(caught.value).startswith(
+        f"target '{url}': give an absolute path (/scratch/hpcio) or a URL; supported: file://"
     )
 
 

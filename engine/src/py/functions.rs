@@ -1,6 +1,7 @@
-//! The module's free functions: clocks, cancellation, histograms, payload fill and check.
+//! The module's free functions: clocks, cancellation, live counters, histograms, payload fill
+//! and check.
 
-use crate::{cancel, clock, error, histogram, payload, schedstat};
+use crate::{cancel, clock, error, histogram, live, payload, schedstat};
 use numpy::{PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -21,6 +22,18 @@ pub fn thread_ends() {
 #[pyfunction]
 pub fn clock_ns() -> u64 {
     clock::now_ns()
+}
+
+/// (bytes, operations, operations per latency bucket) transferred by this process so far.
+#[pyfunction]
+pub fn live_counters() -> (u64, u64, Vec<u64>) {
+    live::snapshot()
+}
+
+/// The top of each of live_counters()'s latency buckets, in ns.
+#[pyfunction]
+pub fn live_bucket_tops() -> Vec<u64> {
+    (0..live::BUCKETS).map(live::bucket_top).collect()
 }
 
 /// Interrupt (True) every running and later Executor.run of this process after the transfers

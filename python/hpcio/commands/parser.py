@@ -7,10 +7,11 @@ import argparse
 import importlib
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from hpcio.errors import USAGE_EXIT, SpecError
+from hpcio.options import peer_help
 
 #: Subcommand -> module with HELP, add_arguments(parser) and main(args, argv) -> exit code.
 COMMANDS = {
@@ -30,6 +31,8 @@ COMMANDS = {
     "darshan": "hpcio.commands.darshan",
     "replay": "hpcio.commands.replay",
     "tune": "hpcio.commands.tune",
+    "completion": "hpcio.commands.completion",
+    "man": "hpcio.commands.man",
 }
 
 
@@ -88,8 +91,28 @@ def build_parser(
         if only is not None and name != only:
             continue
         module = importlib.import_module(module_name)
-        module.add_arguments(commands.add_parser(name, help=module.HELP))
+        command = commands.add_parser(name, help=module.HELP)
+        module.add_arguments(command)
+        _name_peers(command)
     return parser
+
+
+def _name_peers(parser: argparse.ArgumentParser) -> None:
+    """Append to each option's help the IOR, fio or mdtest option it stands for (one table,
+    options.PEER_OPTIONS), in this command and its subcommands."""
+    for action in walk(parser):
+        if action.option_strings:
+            action.help = peer_help(action.option_strings, action.help)
+
+
+def walk(parser: argparse.ArgumentParser) -> Iterator[argparse.Action]:
+    """Every argument of `parser` and of its subcommands, depth first."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from walk(sub)
+        else:
+            yield action
 
 
 def parse_command(argv: Sequence[str]) -> argparse.Namespace:

@@ -148,6 +148,10 @@ def _iozone_specs(
             raise SpecError(f"{option} is not for iozone: give --file-sizes and --record-sizes")
     if args.plots is not None and os.path.exists(args.plots) and not os.path.isdir(args.plots):
         raise SpecError(f"--plots {args.plots}: exists and is not a directory")
+    if args.plots is not None:
+        from hpcio.report.plots import require_matplotlib
+
+        require_matplotlib("--plots")
     return presets.iozone_runs(
         TargetSpec.from_url(args.target, **store_options(args.store_option)),
         ranks=ranks,

@@ -134,9 +134,15 @@ def read_documents(paths: Sequence[str]) -> list[ResultDocument]:
 
 
 def check_outputs(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
-    """Refuse unusable --plots/--html destinations before reading or drawing anything."""
+    """Refuse unusable --plots/--html destinations, or no matplotlib to draw them, before
+    reading or drawing anything."""
+    from hpcio.report.plots import require_matplotlib
+
     plots_dir = Path(args.plots) if args.plots else None
     html_path = Path(args.html) if args.html else None
+    for option, wanted in (("--plots", plots_dir), ("--html", html_path)):
+        if wanted is not None:
+            require_matplotlib(option)
     if plots_dir is not None and plots_dir.exists() and not plots_dir.is_dir():
         raise SpecError(f"--plots {plots_dir}: exists and is not a directory")
     if html_path is not None:

@@ -100,6 +100,7 @@ def _execute(world: Comm, args: argparse.Namespace, spine: Spine, specs: list[Ru
             quiet=args.quiet,
             points=todo if spine.resumes else (),
             done_points=len(specs) - len(todo) if spine.resumes else 0,
+            display=getattr(args, "display", "lines"),
         )
         preface = spine.preface(todo) if spine.preface and todo else None
         if world.rank == 0 and preface:
@@ -136,6 +137,8 @@ def _execute(world: Comm, args: argparse.Namespace, spine: Spine, specs: list[Ru
             if spine.after is not None:
                 spine.after(world, todo, True)
             raise
+        finally:
+            console.close()
         if spine.after is not None:
             spine.after(world, todo, False)
         if world.rank == 0 and spine.closing is not None:

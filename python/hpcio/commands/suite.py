@@ -165,12 +165,16 @@ def _execute(
     display: str | None = None,
 ) -> int:
     """Run this job's share of the points still to do; rank 0 shows progress and appends."""
+    from contextlib import nullcontext
+
     from hpcio.live.progress import SuiteProgress, phase_calls, point_work
+    from hpcio.live.status import drawn_by
     from hpcio.runner.sweep import run_all
     from hpcio.spec.sweep import resume
 
     todo: list[RunSpec] = []
     progress = None
+    chosen = None
     if world.rank == 0:
         remaining = resume(suite.points, args.output)
         if group is not None:
@@ -199,15 +203,18 @@ def _execute(
     todo = world.bcast(todo)
     if args.trace:
         todo = [dataclasses.replace(point, trace=True) for point in todo]
+    # A bar owns the terminal's last line: the phases' status line goes into it.
+    drawing = drawn_by(progress.status) if progress and chosen == "bar" else nullcontext()
     try:
-        run_all(
-            world,
-            todo,
-            args.output,
-            progress.phase if progress else None,
-            progress.announce if progress else None,
-            progress.finished if progress else None,
-        )
+        with drawing:
+            run_all(
+                world,
+                todo,
+                args.output,
+                progress.phase if progress else None,
+                progress.announce if progress else None,
+                progress.finished if progress else None,
+            )
     finally:
         if progress:
             progress.close()

@@ -13,6 +13,12 @@ HELP = "run patterns x sizes, resumable"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_run_arguments(parser, sweep=True)
+    parser.add_argument(
+        "--display",
+        choices=("auto", "bar", "lines"),
+        default="auto",
+        help="progress: a bar on a terminal, one line per point otherwise (auto), as suite run",
+    )
 
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -44,6 +44,9 @@ def show(rows: list, title: str, args: argparse.Namespace, ops=None) -> None:
     from hpcio.trace import summary
 
     if args.plots:
+        from hpcio.report.plots import require_matplotlib
+
+        require_matplotlib("--plots")
         plots_directory(args.plots)
     if args.json:
         print(summary.to_json(rows))

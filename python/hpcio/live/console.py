@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -135,16 +136,46 @@ class Console:
         quiet: bool = False,
         points: Sequence[RunSpec] = (),
         done_points: int = 0,
+        display: str = "lines",
     ) -> None:
+        """
+        Args:
+            topology: where the ranks run (the header says it).
+            quiet: only the summary.
+            points: a sweep's points still to run: [i/N] lines with an ETA.
+            done_points: a sweep's points already in its results file.
+            display: over several points, "bar" (a suite's progress bar, the status line in
+                it), "lines", or "auto": a bar when stdout is a terminal (live/terminal.py).
+        """
         self._topology = topology
         self._quiet = quiet
         self._iterations = 1
         self._said: set[str] = set()
         self._points = None
+        self._drawing: contextlib.ExitStack | None = None
         if len(points) + done_points > 1:
             from hpcio.live.progress import lines_progress
+            from hpcio.live.status import drawn_by
+            from hpcio.live.terminal import stdout_columns
 
-            self._points = lines_progress(list(points), done_points)
+            columns = stdout_columns(os.environ)
+            if display == "auto":
+                display = "bar" if columns else "lines"
+            self._points = lines_progress(
+                list(points), done_points, display=display, columns=columns
+            )
+            if display == "bar":
+                # The bar owns the terminal's last line: the status line goes into it.
+                self._drawing = contextlib.ExitStack()
+                self._drawing.enter_context(drawn_by(self._points.status))
+
+    def close(self) -> None:
+        """Stop the bar (idempotent); call in a finally, so a failure leaves a sane terminal."""
+        if self._drawing is not None:
+            self._drawing.close()
+            self._drawing = None
+        if self._points is not None:
+            self._points.close()
 
     def announce(self, run: RunSpec) -> None:
         self._iterations = run.iterations

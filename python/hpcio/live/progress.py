@@ -41,9 +41,14 @@ def phase_calls(point: RunSpec) -> int:
 
 
 def lines_progress(
-    points: list[RunSpec], done_points: int = 0, name: Callable[[RunSpec], str] = describe
+    points: list[RunSpec],
+    done_points: int = 0,
+    name: Callable[[RunSpec], str] = describe,
+    display: str = "lines",
+    columns: int | None = None,
 ) -> SuiteProgress:
-    """One line per finished point with [i/N] and an ETA (sweeps, profiles), as a suite's."""
+    """One line per finished point with [i/N] and an ETA (sweeps, profiles), as a suite's; with
+    display "bar", a suite's bar as well, `columns` wide (None: as the terminal says)."""
     return SuiteProgress(
         name=name,
         total_points=len(points) + done_points,
@@ -52,7 +57,8 @@ def lines_progress(
         done_work=0.0,
         work=point_work,
         phase_calls=phase_calls,
-        display="lines",
+        display=display,
+        columns=columns,
     )
 
 
@@ -71,6 +77,7 @@ class SuiteProgress:
         display: str,
         out: TextIO | None = None,
         name: Callable[[RunSpec], str] = describe,
+        columns: int | None = None,
     ) -> None:
         """
         Args:
@@ -83,6 +90,7 @@ class SuiteProgress:
             display: "bar" (rich, for a terminal) or "lines".
             out: where to print (stdout).
             name: a point in a few words (spec/suite.py's describe).
+            columns: the bar's width; None: the terminal's (COLUMNS for a rank).
         """
         self._name = name
         self._total_points = total_points
@@ -97,7 +105,8 @@ class SuiteProgress:
         self._point: RunSpec | None = None
         self._point_started = self._started
         self._point_work_done = 0.0
-        self._bar = _RichBar(self._out) if display == "bar" else None
+        self._status = ""
+        self._bar = _RichBar(self._out, columns) if display == "bar" else None
         if self._bar:
             self._bar.start(self._total_work, self._done_work, self._fields("starting"))
 
@@ -141,6 +150,15 @@ class SuiteProgress:
             print(line, file=self._out, flush=True)
         self._point = None
 
+    def status(self, line: str) -> None:
+        """The current phase's live status line (live/status.py), shown in the bar before the
+        point's name; "" takes it away. Without a bar, nothing: the line goes to stderr."""
+        self._status = line
+        if self._bar and self._point is not None:
+            self._bar.update(
+                self._done_work + self._point_work_done, self._fields(self._name(self._point))
+            )
+
     def close(self) -> None:
         """Stop the bar (idempotent); call in a finally, so a failure leaves a sane terminal."""
         if self._bar:
@@ -159,7 +177,8 @@ class SuiteProgress:
     def _fields(self, description: str) -> dict[str, str]:
         left = self._total_points - self._done_points
         return {
-            "description": description,
+            # The status first: a narrow terminal cuts the point's name, said above it anyway.
+            "description": f"{self._status}  {description}" if self._status else description,
             "points": f"{self._done_points}/{self._total_points} done, {left} left",
             "eta": format_duration(self.eta_s()),
         }
@@ -189,7 +208,7 @@ class _RichBar:
     """rich.progress with the columns a suite needs; a terminal is assumed (the caller chose
     'bar' because stdout was one, possibly through mpiexec's forwarding)."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, columns: int | None = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
         from rich.table import Column
@@ -205,9 +224,10 @@ class _RichBar:
             # The current point takes what width is left and is cut short first.
             TextColumn(
                 "{task.description}",
+                markup=False,  # a point's name and the status line hold brackets: "[write]"
                 table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis"),
             ),
-            console=Console(file=out, force_terminal=True),
+            console=Console(file=out, force_terminal=True, width=columns),
             expand=True,
         )
         self._task = None

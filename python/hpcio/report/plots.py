@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hpcio.errors import SpecError
 from hpcio.report.points import (
     PointKey,
     describe,
@@ -33,6 +34,23 @@ from hpcio.workloads import shown
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+#: matplotlib (with fontTools and Pillow, ~95 MB) is an extra: compute nodes never draw.
+PLOTS_EXTRA = "pip install 'hpcio[plots]'"
+
+
+def require_matplotlib(option: str) -> None:
+    """Refuse `option` (--plots, --html) before any work when matplotlib is not installed.
+
+    Raises:
+        SpecError: one line naming the extra that brings it.
+    """
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise SpecError(
+            f"{option} draws with matplotlib, which is not installed: {PLOTS_EXTRA}"
+        ) from None
+
 
 #: Quantiles sampled for a CDF: evenly up to 0.99, then ever closer to 1 in the tail, where
 #: the slow operations live (the histograms hold 3 significant digits, so more would not help).

@@ -10,6 +10,7 @@ import os
 from typing import TYPE_CHECKING
 
 from hpcio import _engine
+from hpcio.live.status import Goal, phase_status
 from hpcio.runner import choreography, interrupts
 from hpcio.runner.aggregate import RankFigures
 from hpcio.runner.cpu import CpuClock
@@ -17,6 +18,7 @@ from hpcio.runner.stage import Stage
 from hpcio.runner.tracing import Tracer
 from hpcio.workloads import striping
 from hpcio.workloads.contract import (
+    Body,
     CollectBody,
     Phase,
     PlanBody,
@@ -68,8 +70,7 @@ def run_phase(stage: Stage, phase: Phase) -> RankFigures:
 
 
 def _run_body(stage: Stage, phase: Phase) -> RankFigures:
-    world, target, run, who, tracer = stage.world, stage.target, stage.run, stage.who, stage.tracer
-    workload = stage.workload
+    world, run, who, workload = stage.world, stage.run, stage.who, stage.workload
     if phase is Phase.WRITE and striping.lays_out(run, workload):
         keys = workload.keys(run)
         striping.lay_out(
@@ -79,6 +80,13 @@ def _run_body(stage: Stage, phase: Phase) -> RankFigures:
         )
         world.barrier()
     body = workload.body(run, phase, who)
+    until_s = body.until_s if isinstance(body, PlanBody) else None
+    with phase_status(world, phase.value, Goal(workload.moved_bytes(run, phase), until_s)):
+        return _timed(stage, phase, body)
+
+
+def _timed(stage: Stage, phase: Phase, body: Body) -> RankFigures:
+    world, target, run, who, tracer = stage.world, stage.target, stage.run, stage.who, stage.tracer
     if isinstance(body, PythonBody):
         from hpcio.runner.body import run_python_body
 

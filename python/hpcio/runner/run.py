@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import datetime
 import os
+import shlex
 import socket
 import sys
 from collections import Counter
@@ -120,6 +121,9 @@ def probe_target(run: RunSpec, ranks_per_node: int | None = None) -> None:
                 "(--direct); run without --direct"
             ) from None
         what = _REASONS.get(e.errno or 0, f"cannot be used: {e.strerror or e}")
+        if e.errno == 2 and not os.path.exists(run.target.path):
+            # Never made for the user: a typo must not grow a tree.
+            what += f"; create it with: mkdir -p {shlex.quote(run.target.path)}"
         if e.errno == 2 and os.path.isdir(run.target.path):
             # The directory is there but refuses new files: /proc, /sys and their kind.
             kind = ceiling.file_system_type(run.target.path) or "unknown"

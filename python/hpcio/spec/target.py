@@ -47,15 +47,23 @@ class TargetSpec:
 
     @classmethod
     def from_url(cls, url: str, **options: str) -> TargetSpec:
-        """Parse `url` ("file:///scratch/run1").
+        """Parse `url` ("file:///scratch/run1", or a plain absolute path "/scratch/run1", taken
+        as file:// the way IOR's -o, fio's --directory and mdtest's -d take it).
 
         Raises:
             SpecError: an unknown scheme or a relative path.
         """
+        if url.startswith("/"):
+            url = "file://" + url
         parsed = urlparse(url)
         row = kinds.SCHEMES.get(parsed.scheme)
         if row is None:
             known = ", ".join(f"{s}://" for s in kinds.SCHEMES)
+            if not parsed.scheme:
+                raise SpecError(
+                    f"target '{url}': give an absolute path (/scratch/hpcio) or a URL; "
+                    f"supported: {known}"
+                )
             raise SpecError(f"target '{url}': unknown scheme; supported: {known}")
         if "@" in parsed.netloc:
             raise SpecError(
