@@ -318,6 +318,14 @@ PEER_OPTIONS: dict[str, str] = {
     "--ranks": "fio numjobs; mpiexec -n",
     "--direct": "fio direct=1; IOR --posix.odirect",
     "--files-per-rank": "fio nrfiles",
+    "--items": "mdtest -n",
+    "--items-per-dir": "mdtest -I",
+    "--depth": "mdtest -z",
+    "--branch": "mdtest -b",
+    "--dir-per-rank": "mdtest -u",
+    "--write-bytes": "mdtest -w",
+    "--read-bytes": "mdtest -e",
+    "--stonewall": "mdtest -W",
 }
 
 
