@@ -4,6 +4,7 @@ on a pipe and not with -q."""
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 
@@ -12,10 +13,10 @@ import pytest
 pytestmark = pytest.mark.mpi
 
 
-def run_args(target_dir, *more):
+def run_args(target_dir, *more, duration="2.5s"):
     return (
         "run", "-n", "2", "--pattern", "mfmw", "--target", str(target_dir),
-        "--size-per-rank", "8MiB", "--transfer", "64KiB", "--duration", "2.5s", *more,
+        "--size-per-rank", "8MiB", "--transfer", "64KiB", "--duration", duration, *more,
     )  # fmt: skip
 
 
@@ -73,3 +74,39 @@ def test_a_pipe_or_q_sees_none(target_dir):
     code, seen = on_a_terminal(*run_args(target_dir, "-q"))
     assert code == 0, seen
     assert "[write]" not in seen and "[read]" not in seen
+
+
+def test_an_interrupted_run_leaves_no_status_files(target_dir):
+    """SIGTERM to the job (as scancel sends) while the line is drawn: the ranks still remove
+    their status files from /dev/shm (memory that outlives the job) before they exit."""
+    before = {name for name in os.listdir("/dev/shm") if name.startswith("hpcio-status-")}
+    leader, follower = pty.openpty()
+    job = subprocess.Popen(
+        [sys.executable, "-m", "hpcio", *run_args(target_dir, duration="30s")],
+        stdin=follower, stdout=follower, stderr=follower, env=environment(), close_fds=True,
+        start_new_session=True,
+    )  # fmt: skip
+    os.close(follower)
+    seen = bytearray()
+    signalled = False
+    while True:
+        ready, _, _ = select.select([leader], [], [], 120)
+        if not ready:
+            os.killpg(job.pid, signal.SIGKILL)
+            break
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen.extend(chunk)
+        if not signalled and b"[write]" in seen:
+            os.killpg(job.pid, signal.SIGTERM)
+            signalled = True
+    os.close(leader)
+    code = job.wait(timeout=60)
+    assert signalled, seen.decode(errors="replace")
+    assert code != 0
+    after = {name for name in os.listdir("/dev/shm") if name.startswith("hpcio-status-")}
+    assert after <= before, after - before
