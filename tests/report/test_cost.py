@@ -17,6 +17,9 @@ from hpcio.report.cost import (
     render_costs,
     translate_requests,
 )
+from hpcio.report.cost import (
+    facts_of as report_facts_of,
+)
 from hpcio.report.prices import CatalogueError, load_catalogue
 from hpcio.report.scenario import load_scenario, render_scenario
 from hpcio.results import io as results_io
@@ -526,3 +529,20 @@ def test_what_a_plan_cannot_price_is_one_line(hpcio, error_line, args, message):
     done = hpcio("cost", *args)
     assert done.returncode == 2
     assert error_line(done) == f"hpcio: error: {message}"
+
+
+def test_a_null_run_is_priced_from_its_file_calls(catalogue):
+    """null:// takes a file's calls (open, write, read, close), not any store's requests: priced
+    as a store, they are translated as a POSIX run's are."""
+    (doc,) = results_io.read(Path(__file__).parents[1] / "data" / "null" / "mfmw-one-rank.jsonl")
+    assert _counted(doc) == {"open": 2, "write": 16, "read": 16, "close": 2}
+    facts = report_facts_of(doc)
+    billed, notes = translate_requests(facts, doc, "null", "s3")
+    # One 16 MiB object in 1 MiB transfers: create + 16 parts + complete; 16 ranged GETs.
+    assert billed == {"create_multipart": 1, "upload_part": 16, "complete_multipart": 1, "get": 16}
+    assert "derived from the POSIX ones" in notes[0]
+    billed, _ = translate_requests(facts, doc, "null", "azure")
+    assert billed == {"put_block": 16, "put_block_list": 1, "get": 16}
+    price, kind = choose_price(catalogue, "null", as_kind="s3")
+    cost = estimate_cost(doc, catalogue, price, kind, 0, facts)
+    assert cost.by_class == {"put_copy_post_list": 18, "get_select_other": 16}

@@ -38,6 +38,9 @@ REQUEST_KINDS = (
 )  # fmt: skip
 #: Parts of an S3 or GCS multipart upload must be at least this big, but the last.
 _MIN_PART_BYTES = 5 << 20
+#: Request kinds of a file's calls: what a POSIX target counts, and null://, whose handles
+#: take the same calls (it stands in for any store, so it names none of their requests).
+_FILE_REQUESTS = frozenset({"open", "close", "fsync", "write", "read"})
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(h|d|w|mo|y)\s*$")
 _HOURS = {"h": 1.0, "d": 24.0, "w": 24.0 * 7, "mo": MONTH_HOURS, "y": MONTH_HOURS * 12}
 
@@ -321,10 +324,13 @@ def translate_requests(
         SpecError: object-store requests cannot be priced as a POSIX file system.
     """
     counted = _requests(doc.phases)
-    if kind == priced_as or kinds.pricing_class(kind) == kinds.pricing_class(priced_as) != "":
+    if kind == priced_as:
         return counted, []
-    if kinds.pricing_class(kind) == "posix" and priced_as in OBJECT_KINDS:
+    file_calls = kinds.pricing_class(kind) == "posix" or set(counted) <= _FILE_REQUESTS
+    if file_calls and priced_as in OBJECT_KINDS:
         return _posix_as_object(facts, is_time_based(doc.run), doc.phases, priced_as)
+    if kinds.pricing_class(kind) == kinds.pricing_class(priced_as) != "":
+        return counted, []
     if kind in OBJECT_KINDS and priced_as in OBJECT_KINDS:
         return _object_as_object(counted, priced_as), [
             f"requests renamed from {kind} to {priced_as} (multipart parts <-> staged blocks)"
