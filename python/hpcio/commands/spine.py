@@ -10,6 +10,7 @@ import contextlib
 import os
 import stat
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -176,10 +177,13 @@ def check_output(path: str | None) -> None:
             with open(path, "a", encoding="utf-8"):
                 pass
         else:
-            # Created to prove it can be, then removed: a run refused or failed before its
-            # first document must not leave an empty results file behind.
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-            os.unlink(path)
+            # A file of our own made beside it proves the directory takes new files, then goes:
+            # a run refused or failed before its first document must leave no empty results
+            # file, and under a user's mpiexec or srun every rank checks at once, so the
+            # check must not touch the path the ranks share.
+            fd, probe = tempfile.mkstemp(prefix=".hpcio-output-check-", dir=directory)
+            os.close(fd)
+            os.unlink(probe)
     except OSError as e:
         raise SpecError(f"-o {path}: cannot write ({e.strerror})") from None
 
