@@ -62,7 +62,7 @@ def test_profile_all_prints_the_studys_tables_from_the_documents(
     docs = read_documents(output)
     names = list(storage.PROFILES)
     assert [d["run"]["workload"] for d in docs] == names
-    header, bandwidth = table_values(done.stdout, "Bandwidth (MiB/s, mean over iterations)")
+    header, bandwidth = table_values(done.stdout, "Bandwidth (MiB/s, bytes over mean phase time)")
     assert header == ["MiB/s", *names]
     _, latency = table_values(done.stdout, "Latency per operation (ms)")
     for doc, column in zip(docs, range(len(names)), strict=True):

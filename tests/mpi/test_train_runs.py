@@ -135,8 +135,9 @@ def test_direct_datagen_and_training_bypass_the_page_cache(hpcio, file_url, targ
     # A data set made without --direct is not read by a --direct run: its names differ.
     done = train(hpcio, url, "--samples", 6, "--batch", 1, "--epochs", 1, "--compute-time",
                  "0.01", ranks=2, out=tmp_path / "u.jsonl")  # fmt: skip
-    assert done.returncode == 1
-    assert "hpcio-unet3d-small-s1-n6/train/img_" in done.stderr
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"hpcio: error: {url} holds hpcio-unet3d-small-s1-a4k-n6, not")
+    assert "(hpcio-unet3d-small-s1-n6); make it with: hpcio train datagen" in done.stderr
 
 
 def test_training_without_its_data_set_fails_in_one_line(hpcio, file_url, target_dir,

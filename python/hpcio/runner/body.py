@@ -91,6 +91,9 @@ class BodyContext:
         """The job's mpi4py communicator, a duplicate of the world's for this body alone."""
         return self._world.mpi()
 
+    def barrier(self) -> None:
+        self._world.barrier()
+
     def background(
         self, plan: Plan, in_flight: int, buffer_bytes: int | None = None
     ) -> _Background:

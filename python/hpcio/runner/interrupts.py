@@ -99,10 +99,21 @@ def wait_for(call: Callable[[], T], *, settle: bool = False) -> T:
     return outcome[0]
 
 
+#: Host and PID of rank 0, once the run's ranks know each other (runner/world.py topology).
+_rank0: tuple[str, int] | None = None
+#: How long an interrupted rank waits for rank 0 on its host to finish its clean-up.
+_RANK0_WAIT_S = 10.0
+
+
+def know_rank0(host: str, pid: int) -> None:
+    global _rank0
+    _rank0 = (host, pid)
+
+
 def leave(code: int) -> NoReturn:
     """End an interrupted rank at once with `code`: no MPI_Finalize (it waits for ranks that
     may never come), so first what it and atexit would have removed: the target's lock and
-    Open MPI's shared-memory segments."""
+    Open MPI's shared-memory segments. A rank on rank 0's host leaves after rank 0."""
     from hpcio.runner import cleanup, lock
 
     try:
@@ -111,8 +122,25 @@ def leave(code: int) -> NoReturn:
         cleanup.remove_mpi_segments()
         sys.stdout.flush()
         sys.stderr.flush()
+        _wait_for_rank0()
     finally:
         os._exit(code)  # whatever the clean-up met: a stopped rank says no more
+
+
+def _wait_for_rank0() -> None:
+    """Rank 0 removes every file of the run and the lock, the others only their share, so
+    it takes longest; and mpiexec SIGKILLs what is left of a job the moment one of its ranks
+    exits with an error. Waiting here keeps rank 0 alive until its clean-up is done."""
+    if _rank0 is None or _rank0[1] == os.getpid() or _rank0[0] != socket.gethostname():
+        return
+    try:
+        rank0 = os.pidfd_open(_rank0[1])
+    except OSError:
+        return  # gone already, or no pidfd (Linux before 5.3)
+    try:
+        select.select([rank0], [], [], _RANK0_WAIT_S)  # readable once it has exited
+    finally:
+        os.close(rank0)
 
 
 #: Set by a self-launching hpcio for the ranks it starts: "HOST:PID" of itself.

@@ -207,7 +207,9 @@ def _poll(request: Any) -> None:
 
 def topology(world: Comm) -> Topology:
     """Nodes are told apart by host name, numbered in the order of their lowest rank."""
-    names = world.allgather(socket.gethostname())
+    gathered = world.allgather((socket.gethostname(), os.getpid()))
+    names = [host for host, _ in gathered]
+    interrupts.know_rank0(*gathered[0])  # an interrupted rank leaves after rank 0 (its host)
     # Counted in one pass: names.count() per host would be quadratic in a world of many
     # nodes (10,000 ranks on 2,500 nodes: 25 million comparisons on every rank).
     ranks_on = Counter(names)

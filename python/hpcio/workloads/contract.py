@@ -132,6 +132,11 @@ class Context(Protocol):
         """The job's real mpi4py communicator (parallel HDF5, NetCDF, MPI-IO need it)."""
         ...
 
+    def barrier(self) -> None:
+        """Wait for every rank; a signal still stops the wait (a blocking MPI_Barrier would
+        hold the rank until mpiexec kills it, its clean-up undone)."""
+        ...
+
     def background(self, plan: Plan, in_flight: int, buffer_bytes: int | None = None) -> Background:
         """Start `plan` on the engine and return at once; its figures join the phase's. A
         joined plan's executor (lanes, buffers of `buffer_bytes` or the plan's largest

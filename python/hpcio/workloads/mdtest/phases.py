@@ -40,11 +40,11 @@ class PhaseClock:
 
     def phase(self, name: str, calls: Callable[[], int]) -> int:
         """Run `calls` (returns the items it made) as mdtest phase `name`; the items."""
-        self._comm.Barrier()
+        self._context.barrier()
         self._start_ns = start = _engine.clock_ns()
         items = calls()
         before = _engine.clock_ns()
-        self._comm.Barrier()
+        self._context.barrier()
         end = _engine.clock_ns()
         if self._first_ns is None:
             self._first_ns = start

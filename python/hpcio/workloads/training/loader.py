@@ -242,7 +242,7 @@ def train(context: Context) -> None:
         mine = rank_files(data.samples, who.rank, who.size)
         lane_bytes = p.transfer_bytes or TFRECORD_BUFFER_BYTES
     # DLIO's barrier after every step stands for the gradients' allreduce.
-    communicator = context.communicator() if dlio and who.size > 1 else None
+    step_barrier = dlio and who.size > 1  # DLIO waits for every rank after each step
     # DLIO's TensorFlow loader maps its parse over whole batches: one resized image a batch.
     handed = p.batch if per_file == 1 else 1
     hand_over = _HandOver(handed, handed_over_bytes(p), run.seed) if dlio else None
@@ -302,8 +302,8 @@ def train(context: Context) -> None:
             done = _engine.clock_ns()
             loads.append((loaded - step_start) / 1e9)
             computes.append((done - loaded) / 1e9)
-            if communicator is not None:
-                communicator.Barrier()
+            if step_barrier:
+                context.barrier()
             step_start = _engine.clock_ns()
         times = EpochTimes(
             wall_s=(step_start - epoch_start) / 1e9,
