@@ -124,13 +124,6 @@ def stop(job, how, ranks):
         os.kill(job.pid, signal.SIGKILL)
 
 
-#: SIGKILL of a user's mpiexec: its ranks lose their PMIx server and Open MPI may end them
-#: before their SIGTERM handler runs (issue 25, left open): an upload or the lock can be left.
-_MPIEXEC_KILLED = pytest.mark.xfail(
-    reason="a SIGKILLed user's mpiexec: Open MPI may end the ranks before they clean up"
-)
-
-
 def check_output(out):
     """-o is absent, or every line is a document of the iterations that finished."""
     if not out.exists():
@@ -146,8 +139,6 @@ def check_output(out):
 @pytest.mark.parametrize("command", ["run", "train", "checkpoint"])
 def test_interruption_leaves_nothing(command, self_launched, how, target_dir, tmp_path,
                                      mpiexec, request):  # fmt: skip
-    if not self_launched and how == "kill-launcher":
-        request.applymarker(_MPIEXEC_KILLED)
     target, kept = (
         request.getfixturevalue("data_set") if command == "train" else (target_dir, set())
     )
@@ -169,7 +160,7 @@ def test_interruption_leaves_nothing(command, self_launched, how, target_dir, tm
     check_output(out)
 
 
-@pytest.mark.parametrize("how", [*STOPS[:-1], pytest.param(STOPS[-1], marks=_MPIEXEC_KILLED)])
+@pytest.mark.parametrize("how", STOPS)
 def test_a_shared_upload_under_a_users_mpiexec_is_aborted(how, s3_server, tmp_path, mpiexec):
     """N-1 on S3 under `mpiexec -n 2 hpcio run`: no launcher of hpcio's aborts what the ranks
     leave, so they must: no open multipart upload (S3 bills for its parts), no object."""

@@ -15,7 +15,7 @@ class Hosts:
         self.rank = rank
 
     def allgather(self, obj):
-        host, pid = obj
+        host, _pid = obj
         assert host == socket.gethostname()
         return [(name, 100 + rank) for rank, name in enumerate(NAMES)]
 

@@ -4,6 +4,7 @@ MPI waits for another rank, and the processes a run starts die with it."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import select
@@ -120,8 +121,9 @@ def leave(code: int) -> NoReturn:
         _engine.cancel(False)  # the lock object of an object store is read (ours?) and removed
         lock.release_all()
         cleanup.remove_mpi_segments()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError):  # a pipe to a SIGKILLed mpiexec
+                stream.flush()
         _wait_for_rank0()
     finally:
         os._exit(code)  # whatever the clean-up met: a stopped rank says no more

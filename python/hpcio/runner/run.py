@@ -319,7 +319,8 @@ def _iterations(
         # Say it before removing: mpiexec may SIGKILL a rank 1 s after its SIGTERM, and
         # removing files with dirty pages can take that long.
         if interrupted is not None:
-            interrupted()
+            with contextlib.suppress(OSError):  # stderr went with a SIGKILLed mpiexec
+                interrupted()
         if not run.keep and run.writes:
             _remove_after_interrupt(world, stage.target, run)
         raise

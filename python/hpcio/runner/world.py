@@ -274,7 +274,8 @@ def abort_on_error(world: Comm) -> Iterator[None]:
         if world.size > 1:
             code = exc.exit_code if isinstance(exc, interrupts.Interrupted) else 130
             if world.rank == 0 and not launched_by_hpcio():  # else the launcher says it
-                print(f"hpcio: interrupted ({_signal_name(code)})", file=sys.stderr)
+                with contextlib.suppress(OSError):  # stderr went with a SIGKILLed mpiexec
+                    print(f"hpcio: interrupted ({_signal_name(code)})", file=sys.stderr)
             interrupts.leave(code)
         raise
     except (HpcioError, SystemExit):
