@@ -125,6 +125,27 @@ def test_free_space_counts_every_rank(hpcio, error_line, target_dir, file_url, p
     assert "No space left on device" in error_line(done)
 
 
+def test_checkpoint_beyond_free_space_leaves_no_results_file(
+    hpcio, error_line, target_dir, file_url, tmp_path, private_mounts
+):
+    # llama3-8b at --scale 64: 8 ranks, 1.6 GiB, onto 4 MiB. The run and its --dry-run give
+    # the same refusal, and neither leaves a results file.
+    out = tmp_path / "r.jsonl"
+    command = ("checkpoint", "llama3-8b", "--target", file_url(target_dir), "--scale", "64",
+               "-o", str(out))  # fmt: skip
+    lines = []
+    for extra in ((), ("--dry-run",)):
+        done = hpcio(*command, *extra, launcher=small_tmpfs(target_dir, 4))
+        lines.append(refused(done, error_line))
+        assert not out.exists(), "a refused checkpoint left its -o file"
+    # The free space differs by the run's lock file (4 KiB) only.
+    run_line, dry_line = (line.split(", more than the ")[0] for line in lines)
+    assert run_line == dry_line
+    assert run_line.startswith(f"hpcio: error: the run keeps 1.6 GiB on {file_url(target_dir)}")
+    assert lines[0].endswith("free there: lower --scale, or give --no-space-check if the file "
+                             "system reports free space wrongly")  # fmt: skip
+
+
 def test_rewriting_kept_files_and_reading_need_no_new_space(
     hpcio, target_dir, file_url, private_mounts
 ):
