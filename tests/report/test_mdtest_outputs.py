@@ -2,6 +2,7 @@
 `compare` show its rates of calls, and no bandwidth of bytes it never counts (issue 29)."""
 
 import json
+import re
 from pathlib import Path
 from statistics import fmean
 
@@ -116,3 +117,20 @@ def test_the_write_page_cache_warning_only_where_files_hold_bytes(
     if warned:
         # 20 files of 1 KiB on the one rank's node.
         assert f"{WRITE_CACHE_WARNING}: {format_bytes(20 * 1024)} per node" in found[0]
+
+
+def test_an_object_stores_phases_in_the_order_they_ran_and_no_cpu_per_gib(hpcio):
+    done = hpcio("run", "--workload", "mdtest", "--target", "memory://", "--items-kind", "files",
+                 "--write-bytes", "1", "--read-bytes", "1", "--items", "20")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("  iter 1/1")]
+    # PUT, LIST, GET, DELETE: the order objects.run_objects makes them.
+    rate = r"[\d,]+"
+    assert re.fullmatch(
+        rf"  iter 1/1  ops/s: file create {rate} list {rate} read {rate} remove {rate}  "
+        r"\([\d.]+ s\)",
+        line,
+    )
+    # 20 one-byte objects: a CPU time per GiB of them would say nothing.
+    assert "CPU-s/GiB" not in done.stdout
+    assert "of a core per rank" in done.stdout

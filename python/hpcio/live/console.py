@@ -91,7 +91,11 @@ def summary(doc: ResultDocument) -> str:
     ]
     if requests:
         lines.append("  requests: " + "; ".join(requests))
-    used = [f"{phase}: {client_cpu(s)}" for phase, s in doc.summary.items() if s.cpu_core_fraction]
+    used = [
+        f"{phase}: {client_cpu(s, per_gib=bandwidths)}"
+        for phase, s in doc.summary.items()
+        if s.cpu_core_fraction
+    ]
     if used:
         lines.append("  client CPU: " + "; ".join(used))
     pushed_back = [
@@ -110,10 +114,13 @@ def summary(doc: ResultDocument) -> str:
     return "\n".join(lines)
 
 
-def client_cpu(s: PhaseSummary) -> str:
-    """CPU-seconds per GiB and the fraction of a core per rank, means over iterations."""
+def client_cpu(s: PhaseSummary, *, per_gib: bool = True) -> str:
+    """CPU-seconds per GiB (unless not `per_gib`: a workload of calls, not bytes) and the
+    fraction of a core per rank, means over iterations."""
     assert s.cpu_core_fraction is not None
-    per_gib = f"{s.cpu_seconds_per_gib.mean:.3g} CPU-s/GiB, " if s.cpu_seconds_per_gib else ""
+    per_gib_words = (
+        f"{s.cpu_seconds_per_gib.mean:.3g} CPU-s/GiB, " if per_gib and s.cpu_seconds_per_gib else ""
+    )
     notes = []
     if s.cpu_demand_fraction is not None:
         waiting = max(0.0, s.cpu_demand_fraction.mean - s.cpu_core_fraction.mean)
@@ -121,7 +128,7 @@ def client_cpu(s: PhaseSummary) -> str:
     if s.client_bound_iterations:
         notes.append("client-bound")
     about = f" ({', '.join(notes)})" if notes else ""
-    return f"{per_gib}{s.cpu_core_fraction.mean:.0%} of a core per rank{about}"
+    return f"{per_gib_words}{s.cpu_core_fraction.mean:.0%} of a core per rank{about}"
 
 
 def oversubscribed(ranks_per_node: int, cores: int) -> str:
