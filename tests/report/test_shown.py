@@ -20,6 +20,7 @@ def test_every_registered_workload_is_shown_as_it_says(workload):
     assert shown.family_of(workload) == registered.family
     assert shown.sized_globally(workload) == registered.sized_globally
     assert shown.moves_data_set(workload) == registered.moves_data_set
+    assert shown.shows_bandwidth(workload) == registered.shows_bandwidth
     for settings in SETTINGS:
         assert shown.label(workload, settings) == registered.label(settings)
 
@@ -32,6 +33,7 @@ def test_a_newer_hpcios_workload_is_shown_by_its_name():
     assert shown.label("made-later", {"api": "hdf5"}) == "made-later"
     assert shown.family_of("made-later") == ""
     assert shown.moves_data_set("made-later")
+    assert shown.shows_bandwidth("made-later")
 
 
 def test_iozone_columns_are_its_tests():

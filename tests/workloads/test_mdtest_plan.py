@@ -2,11 +2,16 @@
 mdtest.c (create_remove_items, mdtest_stat, summarize_results_rank0)."""
 
 import math
+from pathlib import Path
 
 import pytest
 from hpcio.errors import SpecError
 from hpcio.workloads.mdtest import rates
 from hpcio.workloads.mdtest.tree import Tree, tree_dirs
+
+RECORDED = (
+    Path(__file__).resolve().parents[1] / "data" / "mdtest" / "two-ranks-two-iterations.jsonl"
+)
 
 
 @pytest.mark.parametrize(("depth", "branch", "dirs"), [(0, 1, 1), (3, 1, 4), (2, 2, 7), (2, 3, 13)])
@@ -99,16 +104,56 @@ def test_the_phase_metrics_are_mdtests_rates_from_every_ranks_items_and_times():
     assert "dir_create_ops_per_s" not in m  # a phase not made has no rate
 
 
-def test_notes_print_mdtests_summary_over_the_iterations():
+def test_notes_print_mdtests_summary_over_the_iterations_as_a_table():
     from hpcio.workloads import registry
 
     notes = registry.get("mdtest").notes(
-        "write", [{"file_stat_ops_per_s": 100.0}, {"file_stat_ops_per_s": 300.0}]
+        "write",
+        [
+            {"file_stat_ops_per_s": 1000.0, "tree_create_ops_per_s": 10.0},
+            {"file_stat_ops_per_s": 3000.0, "tree_create_ops_per_s": 30.0},
+        ],
     )
-    assert notes == [
-        "mdtest File stat                  200.000 ops/s mean of 2 (max 300.000, min 100.000, "
-        "stddev 141.421)"
+    head, *rows = notes
+    assert head.split() == ["mdtest", "(ops/s)", "mean", "of", "2", "max", "min", "stddev"]
+    # In the order an iteration makes the phases; mean, max, min and sample stddev.
+    assert [row.split() for row in rows] == [
+        ["Tree", "creation", "20", "30", "10", "14"],
+        ["File", "stat", "2,000", "3,000", "1,000", "1,414"],
     ]
+    assert all(len(row) == len(head) for row in rows)
+
+
+def test_notes_add_the_p99_of_a_call_and_the_failed_calls():
+    from hpcio.workloads import registry
+
+    notes = registry.get("mdtest").notes(
+        "write", [{"dir_stat_ops_per_s": 500.0, "dir_stat_p99_s": 2.5e-5, "failed_calls": 3}]
+    )
+    assert notes[0].endswith("p99 op (us)")
+    assert notes[1].split()[-1] == "25.0"
+    assert notes[2] == "mdtest: 3 call(s) failed (the phase's errors name the first)"
+
+
+def test_an_iterations_line_says_each_phases_rate_grouped_by_kind_of_item():
+    from hpcio.results.io import read as read_documents
+    from hpcio.workloads import registry
+
+    (doc,) = read_documents(RECORDED)
+    first = doc.phases[0]
+    words = registry.get("mdtest").progress_words(first)
+    m = first.metrics
+    rate = {
+        key: f"{m[key + '_ops_per_s']:,.0f}" for key, _ in rates.PHASES if key + "_ops_per_s" in m
+    }
+    assert words == (
+        f"ops/s: tree create {rate['tree_create']}; dir create {rate['dir_create']} "
+        f"stat {rate['dir_stat']} remove {rate['dir_remove']}; file create "
+        f"{rate['file_create']} stat {rate['file_stat']} read {rate['file_read']} remove "
+        f"{rate['file_remove']}; tree remove {rate['tree_remove']}  "
+        f"({first.phase_time_s:.2f} s)"
+    )
+    assert "MiB" not in words
 
 
 @pytest.mark.parametrize(

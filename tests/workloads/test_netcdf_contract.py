@@ -33,6 +33,21 @@ def test_one_file_one_variable_of_slabs(name):
     assert (workload.prepare(run) is not None) == (expected == (Phase.READ,))
 
 
+@pytest.mark.parametrize(
+    ("name", "collective", "how"),
+    [
+        ("collect_and_write", False, "through rank 0 in messages of 4 MiB"),
+        ("read_distribute", False, "through rank 0 in messages of 4 MiB"),
+        ("allwrite", True, "collective"),
+        ("allread", False, "independent"),
+    ],
+)
+def test_each_code_says_how_its_data_goes(name, collective, how):
+    settings = {"collective": collective} if name.startswith("all") else {}
+    run = run_spec(name, ranks=2, size_per_rank_bytes=4 * MiB, **settings)
+    assert registry.get(name).describe(run) == f"4 MiB per rank, field(2048, 1024) float32, {how}"
+
+
 def test_rows_are_1024_floats_or_fewer_where_a_slab_is_not_whole_rows():
     run = run_spec("allwrite", ranks=3, size_per_rank_bytes=6000)  # 1500 floats
     assert netcdf_codes.columns(run) == 4 and netcdf_codes.rows_per_rank(run) == 375

@@ -24,10 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("b", metavar="B", help="JSON Lines results: compared with A (ratio B/A)")
     parser.add_argument(
         "--metric",
-        choices=("bandwidth", "latency", "au"),
+        choices=("bandwidth", "latency", "au", "ops"),
         default="bandwidth",
-        help="bandwidth (MiB/s, default), latency (mean phase time, s), or au (training "
-        "runs' accelerator utilization, %%)",
+        help="bandwidth (MiB/s, default), latency (mean phase time, s), au (training "
+        "runs' accelerator utilization, %%), or ops (mdtest runs' rate of each of its phases, "
+        "ops/s)",
     )
     parser.add_argument(
         "--ignore",

@@ -15,6 +15,7 @@ from hpcio.runner.world import Topology
 from hpcio.spec.model import RunSpec
 from hpcio.units import format_counts
 from hpcio.workloads import registry
+from hpcio.workloads.contract import Workload
 
 _MIB = float(1 << 20)
 
@@ -32,7 +33,10 @@ def header(run: RunSpec, nodes: int, ranks_per_node: int) -> str:
     )
 
 
-def progress_line(f: PhaseFigures, iterations: int) -> str:
+def progress_line(f: PhaseFigures, iterations: int, workload: Workload | None = None) -> str:
+    own = workload.progress_words(f) if workload is not None else None
+    if own is not None:
+        return f"  iter {f.iteration + 1}/{iterations}  {own}"
     line = (
         f"  iter {f.iteration + 1}/{iterations}  {f.phase:<5}  "
         f"{f.bandwidth_bytes_per_s / _MIB:>10.2f} MiB/s  {f.phase_time_s:>9.4f} s  "
@@ -61,18 +65,21 @@ def first_byte(
 
 
 def summary(doc: ResultDocument) -> str:
-    lines = [
-        "  phase  bandwidth (MiB/s)  mean of iters      min        max   time mean (s)"
-        "   p50 op (ms)  p99 op (ms)"
-    ]
-    for phase, s in doc.summary.items():
+    workload = registry.WORKLOADS.get(doc.workload)
+    bandwidths = workload is None or workload.shows_bandwidth
+    lines = []
+    if bandwidths:
+        lines.append(
+            "  phase  bandwidth (MiB/s)  mean of iters      min        max   time mean (s)"
+            "   p50 op (ms)  p99 op (ms)"
+        )
+    for phase, s in doc.summary.items() if bandwidths else ():
         bw = s.bandwidth_mib_s
         lines.append(
             f"  {phase:<5}  {headline_bandwidth_mib_s(doc, phase):>17.2f} {bw.mean:>14.2f} "
             f"{bw.min:>8.2f} {bw.max:>10.2f} "
             f"{s.seconds.mean:>15.4f} {s.latency.p50_s * 1e3:>13.3f} {s.latency.p99_s * 1e3:>12.3f}"
         )
-    workload = registry.WORKLOADS.get(doc.workload)
     if workload is not None:
         for phase in doc.summary:
             metrics = [f.metrics for f in doc.phases if f.phase == phase and f.metrics]
@@ -84,7 +91,11 @@ def summary(doc: ResultDocument) -> str:
     ]
     if requests:
         lines.append("  requests: " + "; ".join(requests))
-    used = [f"{phase}: {client_cpu(s)}" for phase, s in doc.summary.items() if s.cpu_core_fraction]
+    used = [
+        f"{phase}: {client_cpu(s, per_gib=bandwidths)}"
+        for phase, s in doc.summary.items()
+        if s.cpu_core_fraction
+    ]
     if used:
         lines.append("  client CPU: " + "; ".join(used))
     pushed_back = [
@@ -103,10 +114,13 @@ def summary(doc: ResultDocument) -> str:
     return "\n".join(lines)
 
 
-def client_cpu(s: PhaseSummary) -> str:
-    """CPU-seconds per GiB and the fraction of a core per rank, means over iterations."""
+def client_cpu(s: PhaseSummary, *, per_gib: bool = True) -> str:
+    """CPU-seconds per GiB (unless not `per_gib`: a workload of calls, not bytes) and the
+    fraction of a core per rank, means over iterations."""
     assert s.cpu_core_fraction is not None
-    per_gib = f"{s.cpu_seconds_per_gib.mean:.3g} CPU-s/GiB, " if s.cpu_seconds_per_gib else ""
+    per_gib_words = (
+        f"{s.cpu_seconds_per_gib.mean:.3g} CPU-s/GiB, " if per_gib and s.cpu_seconds_per_gib else ""
+    )
     notes = []
     if s.cpu_demand_fraction is not None:
         waiting = max(0.0, s.cpu_demand_fraction.mean - s.cpu_core_fraction.mean)
@@ -114,7 +128,7 @@ def client_cpu(s: PhaseSummary) -> str:
     if s.client_bound_iterations:
         notes.append("client-bound")
     about = f" ({', '.join(notes)})" if notes else ""
-    return f"{per_gib}{s.cpu_core_fraction.mean:.0%} of a core per rank{about}"
+    return f"{per_gib_words}{s.cpu_core_fraction.mean:.0%} of a core per rank{about}"
 
 
 def oversubscribed(ranks_per_node: int, cores: int) -> str:
@@ -150,6 +164,7 @@ class Console:
         self._topology = topology
         self._quiet = quiet
         self._iterations = 1
+        self._workload: Workload | None = None
         self._said: set[str] = set()
         self._points = None
         self._drawing: contextlib.ExitStack | None = None
@@ -179,6 +194,7 @@ class Console:
 
     def announce(self, run: RunSpec) -> None:
         self._iterations = run.iterations
+        self._workload = run.workload
         if self._points is not None:
             self._points.announce(run)
         if not self._quiet:
@@ -188,7 +204,7 @@ class Console:
         if self._points is not None:
             self._points.phase(figures)
         if not self._quiet:
-            say(progress_line(figures, self._iterations))
+            say(progress_line(figures, self._iterations, self._workload))
 
     def finished(self, doc: ResultDocument) -> None:
         if self._points is not None:

@@ -23,7 +23,9 @@ from hpcio.report import pooled
 from hpcio.report.points import PointKey, describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import iteration_count, pooled_stats
 from hpcio.results.schema import ResultDocument, Stats
+from hpcio.results.stats import stats
 from hpcio.units import format_bytes
+from hpcio.workloads import shown
 
 #: --metric -> (summary statistic, unit, decimals). Latency is the studies' Latency: the mean
 #: phase time over iterations.
@@ -32,11 +34,14 @@ METRICS = {
     "latency": ("seconds", "s", 5),
     # Training runs: accelerator utilization, each iteration's (DLIO's mean over epochs).
     "au": ("au_percent", "%", 2),
+    # mdtest runs: the rate of each of its phases (file create, dir stat...), each iteration's.
+    "ops": ("ops_per_s", "ops/s", 0),
 }
 _MEANING = {
     "bandwidth": "faster",
     "latency": "slower",
     "au": "keeps the simulated accelerators busier",
+    "ops": "faster",
 }
 RULE = (
     "beyond spread: |B mean - A mean| > A stddev + B stddev (population stddev over "
@@ -176,9 +181,13 @@ def compare(
     (say "target" to compare two file systems). Within one file the documents of one point
     (a run repeated) are pooled: mean and stddev over all their iterations.
 
+    With metric "ops" a point's phases are those of mdtest (file_create, dir_stat...), each
+    compared on its rate; with "bandwidth" the runs of rates alone (mdtest) are left out.
+
     Raises:
         SpecError: `ignore` names a field no document has, one file holds runs of a point
-            that differ only in ignored fields, or a file has no training run for AU.
+            that differ only in ignored fields, or a file has no training run for AU (no
+            mdtest run for ops).
     """
     runs = [d.run for d in (*a_docs, *b_docs)]
     known = {name for run in runs for name in spec_fields(run)}
@@ -192,22 +201,32 @@ def compare(
     measured: dict[tuple[PointKey, str], dict[str, list[ResultDocument]]] = {}
     for which, docs in (("a", a_docs), ("b", b_docs)):
         for doc in docs:
-            for phase in doc.summary:
+            for phase in _phases(doc, metric):
                 if not pooled.has_statistic(doc, phase, statistic):
                     continue  # AU of a run that is not a training run
                 key = (point_key(doc.run, without=ignore), phase)
                 measured.setdefault(key, {}).setdefault(which, []).append(doc)
-    if metric == "au":
+    if metric == "bandwidth" and not measured and runs:
+        every = (*a_docs, *b_docs)
+        if not any(shown.shows_bandwidth(d.workload) for d in every):
+            raise SpecError(
+                "--metric bandwidth: these files hold mdtest runs alone, whose figures are "
+                "rates of calls, not bandwidth: give --metric ops"
+            )
+    if metric in ("au", "ops"):
         for which, name in (("a", a_name), ("b", b_name)):
             if not any(which in by_file for by_file in measured.values()):
-                raise SpecError(
-                    f"--metric au: {name} holds no training runs (accelerator utilization is "
-                    "a training run's figure); compare bandwidth instead"
-                )
+                raise SpecError(_NONE_TO_COMPARE[metric].format(name=name))
     sides: dict[tuple[PointKey, str], dict[str, Side]] = {}
     for (key, phase), by_file in measured.items():
         for which, docs in by_file.items():
             _refuse_mixed(docs, ignore, a_name if which == "a" else b_name)
+            if metric == "ops":
+                rates = _rates(docs, phase)
+                sides.setdefault((key, phase), {})[which] = Side(
+                    stats(rates), len(rates), spec_fields(docs[0].run), len(docs)
+                )
+                continue
             found = pooled_stats(docs, phase, statistic)
             of_iterations = None
             if metric == "bandwidth":
@@ -246,6 +265,32 @@ def compare(
         )
 
     return Comparison(a_name, b_name, metric, tuple(sorted(points, key=order)), tuple(ignore))
+
+
+_NONE_TO_COMPARE = {
+    "au": "--metric au: {name} holds no training runs (accelerator utilization is a training "
+    "run's figure); compare bandwidth instead",
+    "ops": "--metric ops: {name} holds no mdtest runs (operations per second of metadata "
+    "phases); compare bandwidth instead",
+}
+_RATE = "_ops_per_s"
+
+
+def _phases(doc: ResultDocument, metric: str) -> list[str]:
+    """What a document's points are compared on: its phases, or mdtest's for "ops" (its
+    rates, in the order the run made them); none where the metric is not its figure."""
+    if metric == "ops":
+        names = (name for p in doc.phases for name in p.metrics if name.endswith(_RATE))
+        return [name.removesuffix(_RATE) for name in dict.fromkeys(names)]
+    if metric == "bandwidth" and not shown.shows_bandwidth(doc.workload):
+        return []
+    return list(doc.summary)
+
+
+def _rates(docs: Sequence[ResultDocument], phase: str) -> list[float]:
+    """mdtest phase `phase`'s rate in every iteration of `docs` that made it (ops/s)."""
+    return [float(p.metrics[phase + _RATE]) for doc in docs for p in doc.phases
+            if phase + _RATE in p.metrics]  # fmt: skip
 
 
 def _with_unshared_params(ignore: Sequence[str], runs: Sequence[dict[str, Any]]) -> list[str]:

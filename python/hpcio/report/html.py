@@ -209,9 +209,11 @@ def _summary(docs: Sequence[ResultDocument]) -> str:
     from hpcio.report import summary
 
     charts, tables_ = [], []
-    for phase in summary.phases(docs):
-        charts.append(_figure(summary.headline(docs, phase)))
-        best, worst = summary.extremes(docs, phase)
+    # mdtest's rates are in its family table: it has no bandwidth to rank.
+    ranked = [d for d in docs if shown.shows_bandwidth(d.workload)]
+    for phase in summary.phases(ranked):
+        charts.append(_figure(summary.headline(ranked, phase)))
+        best, worst = summary.extremes(ranked, phase)
         rows: list[list[Cell]] = [
             [which, str(r.number), r.label, r.target, (str(r.ranks), r.ranks),
              _size(r.per_rank_bytes), (f"{r.bandwidth_mib_s:.1f}", r.bandwidth_mib_s)]
@@ -396,21 +398,28 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
     details: list[list[Cell]] = []
     for number, doc in enumerate(docs, start=1):
         run, settings = doc.run, doc.settings
+        bandwidths = shown.shows_bandwidth(doc.workload)
         for phase, s in doc.summary.items():
             bw = s.bandwidth_mib_s
             headline = headline_bandwidth_mib_s(doc, phase)
-            mean: Cell = (f"{bw.mean:.3f}", bw.mean)
+            # A workload of rates (mdtest) moves no bytes the engine counts: no bandwidth.
+            spread: list[Cell] = [
+                (f"{bw.mean:.3f}", bw.mean), (f"{bw.stddev:.3f}", bw.stddev),
+                (f"{bw.min:.3f}", bw.min), (f"{bw.max:.3f}", bw.max),
+            ] if bandwidths else ["-"] * 4  # fmt: skip
             rows.append([
                 str(number), shown.label(doc.workload, settings), str(run["target"]["url"]),
                 (str(doc.ranks), doc.ranks), _size(per_rank_bytes(doc)),
                 _size(settings.get("transfer_bytes")), (str(s.iterations), s.iterations), phase,
-                (f"{headline:.3f}", headline), (f"{s.seconds.mean:.5f}", s.seconds.mean),
+                (f"{headline:.3f}", headline) if bandwidths else "-",
+                (f"{s.seconds.mean:.5f}", s.seconds.mean),
             ])  # fmt: skip
-            details.append([
-                str(number), phase, mean, (f"{bw.stddev:.3f}", bw.stddev),
-                (f"{bw.min:.3f}", bw.min), (f"{bw.max:.3f}", bw.max),
+            latency: list[Cell] = [
                 (f"{s.latency.p50_s * 1e3:.3f}", s.latency.p50_s * 1e3),
                 (f"{s.latency.p99_s * 1e3:.3f}", s.latency.p99_s * 1e3),
+            ] if bandwidths else ["-"] * 2  # fmt: skip
+            details.append([
+                str(number), phase, *spread, *latency,
                 *_first_byte(phase, s),
             ])  # fmt: skip
     specs = "\n".join(

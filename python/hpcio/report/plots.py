@@ -106,7 +106,9 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
 
     # Training runs have figures of their own (AU, I/O wait per step), not sizes and phases.
     trained = [d for d in docs if shown.family_of(d.workload) == "training"]
-    docs = [d for d in docs if shown.family_of(d.workload) != "training"]
+    # mdtest's figures are rates of calls: its table says them, a bandwidth plot would be 0.
+    docs = [d for d in docs if shown.family_of(d.workload) != "training"
+            and shown.shows_bandwidth(d.workload)]  # fmt: skip
     plots: list[Plot] = list(training_plots(trained))
     skipped: list[str] = []
     for phase in _phases(docs):
@@ -470,7 +472,11 @@ def comparison_plots(
     trained = [d for docs in sources.values() for d in docs
                if shown.family_of(d.workload) == "training"]  # fmt: skip
     sources = {
-        name: [d for d in docs if shown.family_of(d.workload) != "training"]
+        name: [
+            d
+            for d in docs
+            if shown.family_of(d.workload) != "training" and shown.shows_bandwidth(d.workload)
+        ]
         for name, docs in sources.items()
     }
     every = [d for docs in sources.values() for d in docs]

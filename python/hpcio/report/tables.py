@@ -94,7 +94,7 @@ def study_tables(docs: Sequence[ResultDocument], across: str = "target") -> list
         fixed = (*fixed, *sorted(set.union(*every) - set.intersection(*every)))
     groups: dict[tuple[str, str, PointKey], _Group] = {}
     for doc in docs:
-        if shown.family_of(doc.workload) in _OWN_TABLES:
+        if shown.family_of(doc.workload) in _OWN_TABLES or not shown.shows_bandwidth(doc.workload):
             continue
         # The API in the columns: the pattern's tables hold every API's runs.
         pattern = {"api": doc.workload, "workload": ""}.get(

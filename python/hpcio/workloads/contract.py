@@ -15,6 +15,7 @@ from hpcio.units import format_bytes
 from hpcio.workloads.plans import Plan
 
 if TYPE_CHECKING:
+    from hpcio.results.schema import PhaseFigures
     from hpcio.spec.model import RunSpec
 
 
@@ -253,6 +254,10 @@ class Workload:
     #: Each phase moves the whole data set (its files' size); False where a phase moves what
     #: it moves (a replay's reads): tables then divide the bytes moved by the time.
     moves_data_set: bool = True
+    #: Its phases' figures are bandwidths: the console prints the bandwidth line and table.
+    #: False where they are rates of calls that move no bytes the engine counts (mdtest):
+    #: `progress_words` and `notes` say its own figures instead.
+    shows_bandwidth: bool = True
 
     def __repr__(self) -> str:
         # A RunSpec's repr names its workload, as its documents do.
@@ -383,6 +388,11 @@ class Workload:
                 number = isinstance(value, int | float) and not isinstance(value, bool)
                 total[name] = total.get(name, 0) + value if number else total.get(name, value)
         return total
+
+    def progress_words(self, figures: PhaseFigures) -> str | None:
+        """One iteration's phase in its own words, for the console's iteration line; None:
+        the bandwidth line."""
+        return None
 
     def notes(self, phase: str, metrics: Sequence[dict[str, Any]]) -> list[str]:
         """Lines for the run's summary about its own figures, from the `metrics` of every

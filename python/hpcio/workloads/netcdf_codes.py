@@ -200,12 +200,12 @@ class NetcdfCode(Workload):
         return CacheFacts(data_set_bytes=data_bytes(run), read_back_from="the rank's own slab")
 
     def describe(self, run: RunSpec) -> str:
-        message = chunk_rows(run) * columns(run) * FLOAT32_BYTES
-        how = (
-            f"through rank 0 in messages of {format_bytes(message)}"
-            if self.spokesperson
-            else ("collective" if run.params.collective else "independent")
-        )
+        if self.spokesperson:
+            message = chunk_rows(run) * columns(run) * FLOAT32_BYTES
+            how = f"through rank 0 in messages of {format_bytes(message)}"
+        else:
+            # The parallel codes send no messages: they have no --gather-chunk.
+            how = "collective" if run.params.collective else "independent"
         size = format_bytes(run.params.size_per_rank_bytes)
         return f"{size} per rank, {shape_words(run)}, {how}"
 

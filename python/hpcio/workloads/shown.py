@@ -24,6 +24,9 @@ class Shown:
     sized_globally: bool = False
     #: Each phase moves its whole data set (a replay moves what its log did).
     moves_data_set: bool = True
+    #: Its phases' figures are bandwidths (False: rates of calls, mdtest's; its family's
+    #: table shows them, the bandwidth tables and plots leave it out).
+    shows_bandwidth: bool = True
 
 
 def _name(name: str, settings: Settings) -> str:
@@ -87,7 +90,7 @@ WORKLOADS: dict[str, Shown] = {
     "iozone": Shown("iozone", _iozone),
     "python-files": Shown("python", _name),
     "listing": Shown("metadata", _listing),
-    "mdtest": Shown("metadata", _mdtest),
+    "mdtest": Shown("metadata", _mdtest, shows_bandwidth=False),
     **dict.fromkeys(("collect_and_write", "allwrite", "read_distribute", "allread"), _NETCDF),
     **dict.fromkeys(("llama3-8b", "llama3-70b", "llama3-405b", "llama3-1t"), _CHECKPOINT),
     "volume": _LIBRARY,
@@ -127,3 +130,9 @@ def moves_data_set(workload: str) -> bool:
     """Whether each phase of a workload's documents moves its whole data set."""
     found = WORKLOADS.get(workload)
     return found is None or found.moves_data_set
+
+
+def shows_bandwidth(workload: str) -> bool:
+    """Whether a workload's documents belong in the bandwidth tables and plots."""
+    found = WORKLOADS.get(workload)
+    return found is None or found.shows_bandwidth

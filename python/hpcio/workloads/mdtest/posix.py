@@ -85,23 +85,26 @@ def _create(context: Context, clock: PhaseClock, files: Sequence[str]) -> int:
     for path in files:
         if deadline is not None and _engine.clock_ns() >= deadline:
             break
-        _create_one(clock, path, flags, data)
+        _create_one(clock, path, flags, data, context.run.fsync)
         made += 1
     if deadline is not None:
         most = clock.most(made)
         for path in files[made:most]:
-            _create_one(clock, path, flags, data)
+            _create_one(clock, path, flags, data, context.run.fsync)
         made = most
     return made
 
 
-def _create_one(clock: PhaseClock, path: str, flags: int, data: bytes) -> None:
+def _create_one(clock: PhaseClock, path: str, flags: int, data: bytes, sync: bool) -> None:
+    """One file created (and written); with --fsync, synced before its close (mdtest -y)."""
     start = _engine.clock_ns() if clock.latencies else 0
     try:
         fd = os.open(path, flags, _FILE_MODE)
         try:
             if data:
                 os.write(fd, data)
+            if sync:
+                os.fsync(fd)
         finally:
             os.close(fd)
     except OSError as e:

@@ -19,8 +19,8 @@ PHASES: tuple[tuple[str, str], ...] = (
     ("dir_remove", "Directory removal"),
     ("file_create", "File creation"),
     ("file_stat", "File stat"),
-    ("file_read", "File read"),
     ("file_list", "File list"),
+    ("file_read", "File read"),
     ("file_remove", "File removal"),
     ("tree_remove", "Tree removal"),
 )
