@@ -25,8 +25,9 @@ def header(run: RunSpec, nodes: int, ranks_per_node: int) -> str:
     flags += [o.flag.lstrip("-") for o in declared(workload.params)
               if o.kind.flag and o.flag and getattr(run.params, o.field)]  # fmt: skip
     what = workload.describe(run)
+    on = ", ".join(t.shown for t in run.targets)
     return (
-        f"hpcio run: {run.workload.name} on {run.target.url}, {run.ranks} ranks on {nodes} node(s) "
+        f"hpcio run: {run.workload.name} on {on}, {run.ranks} ranks on {nodes} node(s) "
         f"({ranks_per_node} per node), {what + ', ' if what else ''}"
         f"{run.iterations} iteration(s)" + (f" [{' '.join(flags)}]" if flags else "")
     )
