@@ -85,6 +85,7 @@ def summary(doc: ResultDocument) -> str:
     ]
     if requests:
         lines.append("  requests: " + "; ".join(requests))
+    lines.extend(per_target(doc))
     used = [f"{phase}: {client_cpu(s)}" for phase, s in doc.summary.items() if s.cpu_core_fraction]
     if used:
         lines.append("  client CPU: " + "; ".join(used))
@@ -102,6 +103,25 @@ def summary(doc: ResultDocument) -> str:
     if doc.cores_per_node is not None and doc.cores_per_node < doc.ranks_per_node:
         lines.append(f"  warning: {oversubscribed(doc.ranks_per_node, doc.cores_per_node)}")
     return "\n".join(lines)
+
+
+def per_target(doc: ResultDocument) -> list[str]:
+    """A run over several targets: each phase's bandwidth on each (its bytes over its own
+    ranks' phase time, mean over iterations); nothing with one target."""
+    lines = []
+    for phase in doc.summary:
+        figures = [f.targets for f in doc.phases if f.phase == phase and f.targets]
+        if not figures:
+            continue
+        said = []
+        for index, target in enumerate(figures[0]):
+            mine = [f[index] for f in figures if index < len(f)]
+            seconds = sum(t.phase_time_s for t in mine) / len(mine)
+            moved = sum(t.bytes_total for t in mine) / len(mine)
+            mib_s = moved / _MIB / seconds if seconds else 0.0
+            said.append(f"{target.url} {mib_s:.2f} MiB/s ({target.ranks} ranks)")
+        lines.append(f"  {phase} per target: " + ", ".join(said))
+    return lines
 
 
 def client_cpu(s: PhaseSummary) -> str:
