@@ -320,6 +320,8 @@ CASES: dict[str, list[tuple[str, ...]]] = {
         ("clean", "--target", "file:///nonexistent-hpcio-dir"),
         ("clean", "--target", "s3://UPPER/x"),
         ("clean", "--target", "bogus"),
+        ("clean", "--target", f"{FT},{FT}"),
+        ("clean", "--target", "s3://hpcio-a/x,az://hpcio-a/x"),
         ("clean", "--target", FT, "--store-option", "novalue"),
     ],
     "trace": [

@@ -227,7 +227,7 @@ class _RunFacts:
             ranks=world.size,
             cores=resources.cores_per_node(world),
             software=machine.software(probe=False) if world.rank == 0 else None,
-            storage=machine.storage(run.target) if world.rank == 0 else None,
+            storage=_storage(run) if world.rank == 0 else None,
             command=("hpcio", *machine.command_line(sys.argv[1:])),
             read_ceiling=None if run.target.is_object_store else ceiling.ceiling(run.target.path),
         )
@@ -276,6 +276,15 @@ class _RunFacts:
             + tracing.warnings(traced)
             + striping.warnings(run, run.workload),
         )
+
+
+def _storage(run: RunSpec) -> dict[str, Any]:
+    """The storage record of the run's first target; with several, each one's under
+    `targets` (its endpoint and where its credentials come from, never a credential)."""
+    record = machine.storage(run.target)
+    if run.extra_targets:
+        record["targets"] = [machine.storage(t) for t in run.targets]
+    return record
 
 
 def _footprint(run: RunSpec) -> Footprint:
