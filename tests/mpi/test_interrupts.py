@@ -365,3 +365,29 @@ def test_ctrl_c_on_the_suite_bar_restores_the_terminal(target_dir, tmp_path, ran
     shown = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", text)  # what the terminal shows
     message = shown.find(b"hpcio: interrupted (SIGINT)")
     assert message > 0 and shown[message - 1 : message] == b"\n", shown[-400:]
+
+
+def test_sigterm_to_a_run_over_two_buckets_leaves_nothing_on_either(s3_server, tmp_path):
+    # Objects in two 8 MiB parts each: a stop mid-phase leaves open uploads on both buckets
+    # unless every target's are aborted (issue 28).
+    client = s3_server.client()
+    other = "hpcio-test-stopped"
+    client.create_bucket(Bucket=other)
+    out = tmp_path / "r.jsonl"
+    targets = f"{s3_server.url('stopped2')},s3://{other}/stopped2"
+    args = ["--pattern", "mfmw", "--target", targets, "-n", 2, "--size-per-rank", "16MiB",
+            "--transfer", "8MiB", "-i", 1000, "-o", out]  # fmt: skip
+    job = start(args, {**s3_server.env, "HPCIO_JOURNAL_DIR": str(tmp_path / "journal")})
+    pids = processes_of(job, 2)
+    first_iteration_kept(out)
+    os.kill(job.pid, signal.SIGTERM)
+    job.communicate(timeout=120)
+    assert job.returncode == 128 + signal.SIGTERM
+    wait_for(lambda: not any(running(p) for p in pids))
+    (doc,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert doc["status"] == "interrupted"
+    assert all(len(p["targets"]) == 2 for p in doc["phases"])
+    for bucket in (s3_server.bucket, other):
+        assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+        listed = client.list_objects_v2(Bucket=bucket, Prefix="stopped2/")
+        assert listed.get("Contents", []) == []

@@ -176,3 +176,27 @@ def test_summarize_merges_latency_of_all_iterations(engine_run):
     summary = summarize(figures)["write"]
     assert summary.latency.count == 8
     assert summary.latency.max_s == max(f.latency.max_s for f in figures)
+
+
+def test_per_target_frames_merge_key_by_key():
+    from hpcio.runner.aggregate import PhaseFrame, merged_by_target
+
+    a, b = PhaseFrame.of(R0), PhaseFrame.of(R1)
+    merged = merged_by_target({0: a}, merged_by_target({1: b}, {0: b}))
+    assert set(merged) == {0, 1}
+    assert merged[0] == a.merged(b) and merged[1] == b
+
+
+def test_each_targets_figures_add_up_to_the_totals():
+    from hpcio.runner.aggregate import PhaseFrame, PhaseShare, rank_row, target_figures
+
+    total = phase_figures("write", 0, [R0, R1])
+    parts = []
+    for r in (R0, R1):
+        frame = PhaseFrame.of(r)
+        parts.append(target_figures(f"null://?delay={r.rank}ms", None, frame,
+                                    PhaseShare.of(r, frame), [rank_row(r)]))  # fmt: skip
+    assert sum(p.bytes_total for p in parts) == total.bytes_total
+    assert sum(p.ops_total for p in parts) == total.ops_total
+    assert sum(p.ranks for p in parts) == total.ranks
+    assert max(p.phase_time_s for p in parts) <= total.phase_time_s

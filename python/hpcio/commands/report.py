@@ -85,6 +85,11 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
             metadata = mdtest_table(docs)
             if metadata:
                 sys.stdout.write("\n" + metadata)
+            from hpcio.report.targets import render_markdown, target_grids
+
+            several = target_grids(docs)
+            if several:
+                sys.stdout.write("\n" + render_markdown(several))
         return 0
     from hpcio.report import plots
 

@@ -13,7 +13,7 @@ from hpcio.errors import SpecError
 from hpcio.options import Option
 from hpcio.runner import launch
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec
-from hpcio.spec.target import TargetSpec
+from hpcio.spec.target import TargetSpec, parse_targets
 from hpcio.units import parse_size_range
 from hpcio.workloads import registry
 from hpcio.workloads.contract import Workload
@@ -88,7 +88,9 @@ def add_common_arguments(
         required=True,
         help="where data goes: file:///scratch/hpcio, s3://bucket/prefix, az://container/prefix, "
         "gs://bucket/prefix, memory://, or null:// (writes discarded, reads generated: hpcio's "
-        "own ceiling; null://?delay=2ms adds a delay per operation)",
+        "own ceiling; null://?delay=2ms adds a delay per operation). Several object targets of "
+        "one kind, comma-separated (s3://b1/p,s3://b2/p?endpoint=http://host:9000): rank r "
+        "uses target r mod K, each may name its own endpoint",
     )
     add_store_option_argument(p)
     declared = [o for o in COMMON_OPTIONS if not flags_only or o.kind.flag or o.field == "ranks"]
@@ -149,6 +151,12 @@ def common_settings(args: argparse.Namespace) -> dict[str, object]:
     return typed
 
 
+def target_settings(args: argparse.Namespace) -> dict[str, TargetSpec | tuple[TargetSpec, ...]]:
+    """--target (one URL, or several comma-separated) and --store-option as RunSpec fields."""
+    targets = parse_targets(args.target, **store_options(args.store_option))
+    return {"target": targets[0], "extra_targets": targets[1:]}
+
+
 def _spec(args: argparse.Namespace, name: str, size: int, ranks: int) -> RunSpec:
     """The run `args` asks for, unvalidated: the workload takes the options its params
     declare (a sweep's other patterns leave them)."""
@@ -157,7 +165,7 @@ def _spec(args: argparse.Namespace, name: str, size: int, ranks: int) -> RunSpec
         **spec_options.values(args, pattern_options()),
         **common_settings(args),
         "size_per_rank_bytes": size,
-        "target": TargetSpec.from_url(args.target, **store_options(args.store_option)),
+        **target_settings(args),
         "ranks": ranks,
     }
     return RunSpec.build(pattern, **settings)
@@ -175,8 +183,7 @@ def _run_spec(args: argparse.Namespace, ranks: int) -> RunSpec:
             raise SpecError(f"{workload.name} needs {opt.flag}")
     run = RunSpec.build(
         workload,
-        **{**given, **common_settings(args), "ranks": ranks,
-           "target": TargetSpec.from_url(args.target, **store_options(args.store_option))},
+        **{**given, **common_settings(args), "ranks": ranks, **target_settings(args)},
     )  # fmt: skip
     options.refuse_inapplicable(run, typed_options(args), workload_options(), family or "")
     return run.validate()

@@ -26,8 +26,9 @@ def header(run: RunSpec, nodes: int, ranks_per_node: int) -> str:
     flags += [o.flag.lstrip("-") for o in declared(workload.params)
               if o.kind.flag and o.flag and getattr(run.params, o.field)]  # fmt: skip
     what = workload.describe(run)
+    on = ", ".join(t.shown for t in run.targets)
     return (
-        f"hpcio run: {run.workload.name} on {run.target.url}, {run.ranks} ranks on {nodes} node(s) "
+        f"hpcio run: {run.workload.name} on {on}, {run.ranks} ranks on {nodes} node(s) "
         f"({ranks_per_node} per node), {what + ', ' if what else ''}"
         f"{run.iterations} iteration(s)" + (f" [{' '.join(flags)}]" if flags else "")
     )
@@ -91,6 +92,7 @@ def summary(doc: ResultDocument) -> str:
     ]
     if requests:
         lines.append("  requests: " + "; ".join(requests))
+    lines.extend(per_target(doc))
     used = [
         f"{phase}: {client_cpu(s, per_gib=bandwidths)}"
         for phase, s in doc.summary.items()
@@ -112,6 +114,25 @@ def summary(doc: ResultDocument) -> str:
     if doc.cores_per_node is not None and doc.cores_per_node < doc.ranks_per_node:
         lines.append(f"  warning: {oversubscribed(doc.ranks_per_node, doc.cores_per_node)}")
     return "\n".join(lines)
+
+
+def per_target(doc: ResultDocument) -> list[str]:
+    """A run over several targets: each phase's bandwidth on each (its bytes over its own
+    ranks' phase time, mean over iterations); nothing with one target."""
+    lines = []
+    for phase in doc.summary:
+        figures = [f.targets for f in doc.phases if f.phase == phase and f.targets]
+        if not figures:
+            continue
+        said = []
+        for index, target in enumerate(figures[0]):
+            mine = [f[index] for f in figures if index < len(f)]
+            seconds = sum(t.phase_time_s for t in mine) / len(mine)
+            moved = sum(t.bytes_total for t in mine) / len(mine)
+            mib_s = moved / _MIB / seconds if seconds else 0.0
+            said.append(f"{target.url} {mib_s:.2f} MiB/s ({target.ranks} ranks)")
+        lines.append(f"  {phase} per target: " + ", ".join(said))
+    return lines
 
 
 def client_cpu(s: PhaseSummary, *, per_gib: bool = True) -> str:

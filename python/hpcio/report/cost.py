@@ -68,7 +68,7 @@ def facts_of(doc: ResultDocument) -> RunFacts | None:
         return None
     return RunFacts(
         run=run_name(doc),
-        target_url=str(doc.run["target"]["url"]),
+        target_url="+".join(str(t["url"]) for t in doc.run.get("targets") or [doc.run["target"]]),
         stored_bytes=footprint.stored_bytes,
         object_bytes=footprint.largest_object_bytes,
         part_bytes=footprint.largest_part_bytes,
@@ -207,7 +207,28 @@ def estimate_cost(
     kind = str(run["target"]["kind"])
     counted = _requests(doc.phases)
     billed, notes = translate_requests(facts, doc, kind, priced_as)
+    if run.get("targets") and price is not None and billed == counted:
+        notes.append(_per_target_note(doc, catalogue, price))
     return _priced(facts, kind, counted, billed, notes, catalogue, price, priced_as, keep_hours)
+
+
+def _per_target_note(doc: ResultDocument, catalogue: Catalogue, price: Price) -> str:
+    """A run over several targets: each target's requests (phases[].targets, all phases and
+    iterations) and what they cost at `price`, in the order of run.targets."""
+    said = []
+    for index, target in enumerate(doc.run["targets"]):
+        counted: dict[str, int] = {}
+        for phase in doc.phases:
+            if index < len(phase.targets):
+                for name, count in phase.targets[index].requests.items():
+                    counted[name] = counted.get(name, 0) + count
+        amount = 0.0
+        if not price.requests_included:
+            for name, count in counted.items():
+                each = catalogue.request_price(price, catalogue.billing_class(price, name))
+                amount += count / price.requests_per * each
+        said.append(f"{target['url']}: {_counts(counted)}, {_money(amount, price.currency)}")
+    return "requests per target: " + "; ".join(said)
 
 
 #: The phases of a plan, with the transfers each would make as the requests a POSIX run counts.

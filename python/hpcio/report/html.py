@@ -15,7 +15,7 @@ from hpcio.report.compare import Comparison, cells, columns, summary_lines, tabl
 from hpcio.report.families import family_grids
 from hpcio.report.grid import Grid
 from hpcio.report.plots import Plot, PlotSet, render
-from hpcio.report.points import describe, per_rank_bytes, spec_fields
+from hpcio.report.points import describe, per_rank_bytes, spec_fields, target_label
 from hpcio.report.tables import Table, format_cell, study_tables
 from hpcio.results.schema import PAGE_CACHE_WARNING, PhaseSummary, ResultDocument
 from hpcio.results.stats import headline_bandwidth_mib_s
@@ -408,7 +408,7 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
                 (f"{bw.min:.3f}", bw.min), (f"{bw.max:.3f}", bw.max),
             ] if bandwidths else ["-"] * 4  # fmt: skip
             rows.append([
-                str(number), shown.label(doc.workload, settings), str(run["target"]["url"]),
+                str(number), shown.label(doc.workload, settings), target_label(run),
                 (str(doc.ranks), doc.ranks), _size(per_rank_bytes(doc)),
                 _size(settings.get("transfer_bytes")), (str(s.iterations), s.iterations), phase,
                 (f"{headline:.3f}", headline) if bandwidths else "-",

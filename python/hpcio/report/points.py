@@ -22,6 +22,21 @@ DURABLE_AT_COMMIT = frozenset({"s3", "gcs", "azure"})
 PointKey = tuple[tuple[str, Any], ...]
 
 
+def target_label(run: Mapping[str, Any]) -> str:
+    """The run's target URL, or with several targets each one's, joined by ' + ' (each with its
+    endpoint where the run named one): what tables call its column."""
+    several = run.get("targets")
+    if not several:
+        return str(run["target"]["url"])
+    return " + ".join(shown_target(t) for t in several)
+
+
+def shown_target(record: Mapping[str, Any]) -> str:
+    """One recorded target: its URL, and its endpoint where the run named one."""
+    endpoint = record.get("endpoint")
+    return str(record["url"]) + (f" ({endpoint})" if endpoint else "")
+
+
 def spec_fields(run: Mapping[str, Any]) -> dict[str, Any]:
     """The run spec (a document's `run`, schema version 2) as flat, hashable fields: the
     workload's params beside the common settings, the target as its URL (its options are
@@ -36,7 +51,9 @@ def spec_fields(run: Mapping[str, Any]) -> dict[str, Any]:
         if name in IGNORED_FIELDS:
             continue
         if name == "target":
-            value = value["url"]
+            value = target_label(run)
+        elif name == "targets":
+            continue  # in the target's label
         elif isinstance(value, list):
             value = tuple(value)
         fields[name] = value

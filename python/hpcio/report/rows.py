@@ -53,10 +53,72 @@ def rows(docs: Sequence[ResultDocument], *, per_iteration: bool = False) -> list
         for phase in doc.summary:
             figures = [p for p in doc.phases if p.phase == phase]
             if per_iteration:
-                found += [_row(number, doc, phase, [p], p.iteration) for p in figures]
+                for p in figures:
+                    found.append(_row(number, doc, phase, [p], p.iteration))
+                    found += _target_rows(found[-1], doc, [p])
             else:
                 found.append(_row(number, doc, phase, figures, None))
+                found += _target_rows(found[-1], doc, figures)
     return found
+
+
+def _target_rows(whole: Row, doc: ResultDocument, figures: Sequence[PhaseFigures]) -> list[Row]:
+    """With several targets, the whole run's row says `target_part` "all" and names every
+    target; a row per target follows, its figures over the ranks that used it."""
+    recorded = doc.run.get("targets")
+    if not recorded or not figures:
+        return []
+    whole["target_url"] = "+".join(redacted_url(str(t["url"])) for t in recorded)
+    whole["target_part"] = "all"
+    found = []
+    for index, target in enumerate(recorded):
+        mine = [p.targets[index] for p in figures if index < len(p.targets)]
+        if not mine:
+            continue
+        times = [t.phase_time_s for t in mine]
+        mean_time = statistics.fmean(times)
+        moved = statistics.fmean(t.bytes_total for t in mine)
+        ops = statistics.fmean(t.ops_total for t in mine)
+        requests = statistics.fmean(sum(t.requests.values()) for t in mine)
+        row = {k: v for k, v in whole.items() if k in LEADING or k not in _METRIC_NAMES}
+        row.update({
+            "target_url": redacted_url(str(target["url"])),
+            "target_endpoint": target.get("endpoint"),
+            "target_part": f"{index + 1} of {len(recorded)}",
+            "ranks": mine[0].ranks,
+            "iterations": len(mine),
+            "bytes_per_iteration": moved,
+            "phase_time_mean_s": mean_time,
+            "phase_time_min_s": min(times),
+            "phase_time_max_s": max(times),
+            "bandwidth_mean_of_iterations_mib_s": statistics.fmean(
+                t.bandwidth_bytes_per_s / _MIB for t in mine
+            ),
+            "bandwidth_bytes_over_mean_time_mib_s": moved / _MIB / mean_time if mean_time else None,
+            "ops_per_iteration": ops,
+            "ops_per_s": ops / mean_time if mean_time else None,
+            "op_latency_p50_s": mine[-1].latency.p50_s,
+            "op_latency_p99_s": mine[-1].latency.p99_s,
+            "op_latency_max_s": mine[-1].latency.max_s,
+            "requests_per_s": requests / mean_time if mean_time else None,
+            "failed_requests": sum(sum(t.store_failures.values()) for t in mine),
+            "errors": sum(t.errors for t in mine),
+        })  # fmt: skip
+        found.append(row)
+    return found
+
+
+#: The whole run's figures, which a per-target row does not carry over (it has its own).
+_METRIC_NAMES = frozenset({
+    "iterations", "bytes_per_iteration", "phase_time_mean_s", "phase_time_min_s",
+    "phase_time_max_s", "phase_time_stddev_s", "bandwidth_mean_of_iterations_mib_s",
+    "bandwidth_bytes_over_mean_time_mib_s", "ops_per_iteration", "ops_per_s", "objects_per_s",
+    "open_time_mean_s", "transfer_time_mean_s", "close_time_mean_s", "op_latency_count",
+    "op_latency_mean_s", "op_latency_p50_s", "op_latency_p90_s", "op_latency_p99_s",
+    "op_latency_p999_s", "op_latency_max_s", "ttfb_get_p50_s", "ttfb_get_p99_s",
+    "ttfb_put_p50_s", "ttfb_put_p99_s", "requests_per_s", "failed_requests", "errors",
+    "reads_may_hit_page_cache",
+})  # fmt: skip
 
 
 def _row(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hpcio.report.plots import Plot
-from hpcio.report.points import per_rank_bytes
+from hpcio.report.points import per_rank_bytes, target_label
 from hpcio.results.schema import ResultDocument
 from hpcio.results.stats import headline_bandwidth_mib_s
 from hpcio.units import format_bytes
@@ -40,7 +40,7 @@ def ranked(docs: Sequence[ResultDocument], phase: str) -> list[Ranked]:
         Ranked(
             number,
             shown.label(d.workload, d.settings),
-            str(d.run["target"]["url"]),
+            target_label(d.run),
             d.ranks,
             per_rank_bytes(d),
             headline_bandwidth_mib_s(d, phase),

@@ -19,6 +19,7 @@ from hpcio.report.points import (
     per_rank_bytes,
     point_key,
     spec_fields,
+    target_label,
     varying_fields,
 )
 from hpcio.report.pooled import is_time_based, mean_bytes_moved, mean_seconds
@@ -137,7 +138,7 @@ def _per_target_note(group: _Group, urls: Sequence[str], name: str) -> str | Non
         return None  # one value in this table: nothing it would have split
     said = []
     for url in urls:
-        mine = [spec_fields(d.run) for d in group.docs if d.run["target"]["url"] == url]
+        mine = [spec_fields(d.run) for d in group.docs if target_label(d.run) == url]
         found = list(dict.fromkeys(fields[name] for fields in mine if name in fields))
         if found:
             words = ", ".join(describe({name: value}, [name]) for value in sorted(found))
@@ -157,7 +158,7 @@ def column_value(doc: ResultDocument, across: str) -> str:
     """A document's column in a table compared along `across`: its target URL, or the
     field's value in words ('api hdf5', '4 stripes', 'transfer 1 MiB')."""
     if across == "target":
-        return str(doc.run["target"]["url"])
+        return target_label(doc.run)
     return describe(spec_fields(doc.run), [across])
 
 
@@ -171,7 +172,7 @@ def _table(
 ) -> Table:
     phase = group.phase
     fields = spec_fields(group.docs[0].run)
-    urls = list(dict.fromkeys(str(d.run["target"]["url"]) for d in group.docs))
+    urls = list(dict.fromkeys(target_label(d.run) for d in group.docs))
     name = group.pattern or " vs ".join(
         dict.fromkeys(shown.label(d.workload, d.settings) for d in group.docs)
     )
@@ -300,12 +301,11 @@ def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> t
             "smaller than RAM): see each document's cache record"
             for url in urls
             if any(
-                d.cache.reads_may_hit_page_cache and d.run["target"]["url"] == url
-                for d in group.docs
+                d.cache.reads_may_hit_page_cache and target_label(d.run) == url for d in group.docs
             )
         )
     for url in urls:
-        mine = [d for d in group.docs if d.run["target"]["url"] == url]
+        mine = [d for d in group.docs if target_label(d.run) == url]
         causes: dict[str, int] = {}
         for doc in mine:
             for cause, count in doc.summary[group.phase].store_failures.items():

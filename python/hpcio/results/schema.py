@@ -118,6 +118,29 @@ class TimeSeries:
 
 
 @dataclass(frozen=True, slots=True)
+class TargetFigures:
+    """One phase's figures on one of a run's several targets, reduced over the ranks that used
+    it (rank r uses target r mod K) as `PhaseFigures` are over all ranks: its own phase time
+    (latest end - earliest start of those ranks) and bandwidth, percentiles merged over them."""
+
+    #: The target as the run's `targets` record names it (URL; its endpoint where named).
+    url: str
+    endpoint: str | None
+    ranks: int
+    bytes_total: int
+    ops_total: int
+    errors: int
+    phase_time_s: float
+    bandwidth_bytes_per_s: float
+    latency: LatencyPercentiles
+    requests: dict[str, int]
+    requests_per_s: float | None = None
+    ttfb_get: LatencyPercentiles | None = None
+    ttfb_put: LatencyPercentiles | None = None
+    store_failures: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class PhaseFigures:
     """One phase of one iteration, reduced across ranks as IOR does."""
 
@@ -172,6 +195,9 @@ class PhaseFigures:
     #: open of a shared one counts) per second of phase time; None in schema version 2.
     requests_per_s: float | None = None
     objects_per_s: float | None = None
+    #: With several targets (run.targets), each one's figures, in the order given; empty with
+    #: one target and in documents written before several were possible.
+    targets: tuple[TargetFigures, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,6 +395,10 @@ _NESTED: dict[tuple[str, str], type] = {
     ("PhaseSummary", "ttfb_get"): LatencyPercentiles,
     ("PhaseSummary", "ttfb_put"): LatencyPercentiles,
     ("PhaseFigures", "per_rank"): RankTimes,
+    ("PhaseFigures", "targets"): TargetFigures,
+    ("TargetFigures", "latency"): LatencyPercentiles,
+    ("TargetFigures", "ttfb_get"): LatencyPercentiles,
+    ("TargetFigures", "ttfb_put"): LatencyPercentiles,
     ("PhaseFigures", "series"): TimeSeries,
     ("PhaseFigures", "per_rank_spread"): RankSpread,
     ("RankSpread", "times"): Distribution,

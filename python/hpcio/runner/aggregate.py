@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from hpcio.results.schema import (
     RankSpread,
     RankTimes,
     Stats,
+    TargetFigures,
     TimeSeries,
 )
 from hpcio.results.stats import latency_percentiles, stats
@@ -418,6 +419,41 @@ def phase_figures(phase: str, iteration: int, ranks: Sequence[RankFigures]) -> P
     frame = functools.reduce(PhaseFrame.merged, (PhaseFrame.of(r) for r in ranks))
     share = functools.reduce(PhaseShare.merged, (PhaseShare.of(r, frame) for r in ranks))
     return reduced_figures(phase, iteration, frame, share, [rank_row(r) for r in ranks])
+
+
+def target_figures(
+    url: str, endpoint: str | None, frame: PhaseFrame, share: PhaseShare, rows: Sequence[RankRow]
+) -> TargetFigures:
+    """One target's figures: IOR's reduction over the ranks that used it alone."""
+    whole = reduced_figures("", 0, frame, share, rows)
+    return TargetFigures(
+        url=url,
+        endpoint=endpoint,
+        ranks=whole.ranks,
+        bytes_total=whole.bytes_total,
+        ops_total=whole.ops_total,
+        errors=whole.errors,
+        phase_time_s=whole.phase_time_s,
+        bandwidth_bytes_per_s=whole.bandwidth_bytes_per_s,
+        latency=whole.latency,
+        requests=whole.requests,
+        requests_per_s=whole.requests_per_s,
+        ttfb_get=whole.ttfb_get,
+        ttfb_put=whole.ttfb_put,
+        store_failures=whole.store_failures,
+    )
+
+
+_Keyed = TypeVar("_Keyed", "PhaseFrame", "PhaseShare")
+
+
+def merged_by_target(a: dict[int, _Keyed], b: dict[int, _Keyed]) -> dict[int, _Keyed]:
+    """Frames or shares keyed by target index, merged key by key (associative and
+    commutative, as MPI's reduction needs)."""
+    merged = dict(a)
+    for index, value in b.items():
+        merged[index] = merged[index].merged(value) if index in merged else value
+    return merged
 
 
 def reduced_figures(

@@ -126,7 +126,9 @@ def clean_up_after(
     (rank 0 wrote them to `output`, after byte `since`, as they finished)."""
     from hpcio.runner.run import open_target
 
-    for spec in {s.target.url: s for s in specs}.values():
+    # Several targets: any rank's uploads and objects may be on any of them.
+    every = [each for s in specs for each in s.each_target()]
+    for spec in {(s.target.url, s.target.endpoint): s for s in every}.values():
         target = spec.target
         if target.is_object_store and target.traits.lasting:
             aborted = journal.abort_abandoned(target.url, target.options, job)

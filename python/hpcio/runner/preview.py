@@ -64,8 +64,9 @@ def lines(run: RunSpec) -> Iterator[str]:
     per_node = run.ranks_per_node or run.ranks
     nodes = -(-run.ranks // per_node)
     what = workload.describe(run)
+    on = ", ".join(t.shown for t in run.targets)
     yield (
-        f"{run.workload.name} on {run.target.url}: {run.ranks} rank(s) on {nodes} node(s) "
+        f"{run.workload.name} on {on}: {run.ranks} rank(s) on {nodes} node(s) "
         f"({per_node} per node), {what + ', ' if what else ''}{run.iterations} iteration(s)"
     )
     keys = run.workload.keys(run) if run.writes else []

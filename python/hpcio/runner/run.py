@@ -16,14 +16,25 @@ from typing import TYPE_CHECKING, Any
 import hpcio
 from hpcio import _engine
 from hpcio.errors import HpcioError, RunFailedError, TargetError
-from hpcio.results.schema import KIND, SCHEMA_VERSION, Footprint, PhaseFigures, ResultDocument
+from hpcio.results.schema import (
+    KIND,
+    SCHEMA_VERSION,
+    Footprint,
+    PhaseFigures,
+    ResultDocument,
+    TargetFigures,
+)
 from hpcio.runner import ceiling, interrupts, journal, lock, machine, resources, tracing
 from hpcio.runner.aggregate import (
     PhaseFrame,
     PhaseShare,
+    RankFigures,
+    RankRow,
+    merged_by_target,
     rank_row,
     reduced_figures,
     summarize,
+    target_figures,
 )
 from hpcio.runner.cleanup import remove_empty_directories, written_keys
 from hpcio.runner.cpu import client_bound_warnings
@@ -104,6 +115,12 @@ def probe_target(run: RunSpec, ranks_per_node: int | None = None) -> None:
         ranks_per_node = run.ranks_per_node or run.ranks
     if ranks_per_node is not None:
         resources.check_memory(run, ranks_per_node, resources.available_memory_bytes())
+    # Several targets: each is probed and locked as if it were the run's only one.
+    for each in run.each_target():
+        _probe_one(each)
+
+
+def _probe_one(run: RunSpec) -> None:
     target = open_target(run)
     # Only reading what an earlier run left (--phases read): no part limits, no write probe.
     writes = run.writes
@@ -157,11 +174,14 @@ def execute(
     facts = _RunFacts.gather(world, run, topo)
     who = RankInfo(world.rank, world.size, topo.node, topo.local_rank, topo.ranks_per_node,
                    topo.nodes, topo.placement)  # fmt: skip
-    target = open_target(run)
+    # With several targets, rank r works on target r mod K alone (spec/target.py target_of);
+    # the document is the whole run's (facts.run).
+    mine = run.for_rank(world.rank)
+    target = open_target(mine)
     # Set up once, before the first barrier, what the first phase would otherwise pay for
     # and the later ones not (IOR allocates before it times): pooled store connections.
-    target.warm(requests_in_flight(run))
-    stage = Stage(world, target, run, who, _tracer(world, run, trace_root))
+    target.warm(requests_in_flight(mine))
+    stage = Stage(world, target, mine, who, _tracer(world, run, trace_root), run)
     figures: list[PhaseFigures] = []
     drops: Counter[str] = Counter()  # page-cache drops by host, on rank 0
 
@@ -207,7 +227,7 @@ class _RunFacts:
             ranks=world.size,
             cores=resources.cores_per_node(world),
             software=machine.software(probe=False) if world.rank == 0 else None,
-            storage=machine.storage(run.target) if world.rank == 0 else None,
+            storage=_storage(run) if world.rank == 0 else None,
             command=("hpcio", *machine.command_line(sys.argv[1:])),
             read_ceiling=None if run.target.is_object_store else ceiling.ceiling(run.target.path),
         )
@@ -256,6 +276,15 @@ class _RunFacts:
             + tracing.warnings(traced)
             + striping.warnings(run, run.workload),
         )
+
+
+def _storage(run: RunSpec) -> dict[str, Any]:
+    """The storage record of the run's first target; with several, each one's under
+    `targets` (its endpoint and where its credentials come from, never a credential)."""
+    record = machine.storage(run.target)
+    if run.extra_targets:
+        record["targets"] = [machine.storage(t) for t in run.targets]
+    return record
 
 
 def _footprint(run: RunSpec) -> Footprint:
@@ -312,7 +341,7 @@ def _iterations(
                 if result is not None:
                     keep(result)
             if not run.keep and rewrites:
-                _remove(world, stage.target, run)
+                _remove_everywhere(stage, run)
             keep(None)
     except KeyboardInterrupt:
         _write_trace(stage.tracer)
@@ -322,15 +351,17 @@ def _iterations(
             with contextlib.suppress(OSError):  # stderr went with a SIGKILLed mpiexec
                 interrupted()
         if not run.keep and run.writes:
-            _remove_after_interrupt(world, stage.target, run)
+            for each in stage.on_every_target(run):
+                target = stage.target if each is run else open_target(each)
+                _remove_after_interrupt(world, target, each)
         raise
     except BaseException:
         _write_trace(stage.tracer)
         if removes_at_end:
-            _remove(world, stage.target, run)
+            _remove_everywhere(stage, run)
         raise
     if removes_at_end:
-        _remove(world, stage.target, run)
+        _remove_everywhere(stage, run)
 
 
 def _trace_record(stage: Stage) -> dict[str, object] | None:
@@ -402,9 +433,12 @@ def _phase(stage: Stage, phase: Phase, iteration: int) -> PhaseFigures | None:
     frame = world.allreduce(PhaseFrame.of(mine), PhaseFrame.merged)
     share = world.reduce(PhaseShare.of(mine, frame), PhaseShare.merged)
     rows = world.gather((rank_row(mine), mine.metrics))
+    per_target = _per_target(stage, mine)
     figures, failure = None, None
     if share is not None and rows is not None:
         figures = reduced_figures(phase.value, iteration, frame, share, [r for r, _ in rows])
+        if per_target is not None:
+            figures = dataclasses.replace(figures, targets=per_target(rows))
         metrics = stage.workload.reduce_metrics([m for _, m in rows if m])
         if metrics:
             figures = dataclasses.replace(figures, metrics=metrics)
@@ -418,8 +452,37 @@ def _phase(stage: Stage, phase: Phase, iteration: int) -> PhaseFigures | None:
     failure = world.bcast(failure)
     if failure:
         if not run.keep and run.writes:
-            _remove(world, stage.target, run)
+            _remove_everywhere(stage, run)
         raise RunFailedError(failure)
+    return figures
+
+
+def _per_target(
+    stage: Stage, mine: RankFigures
+) -> Callable[[list[tuple[RankRow, Any]]], tuple[TargetFigures, ...]] | None:
+    """With several targets, every target's frame and share reduced over its own ranks (two
+    more reductions, keyed by target index); rank 0 gets how to make each target's figures
+    from the gathered rows, the others (and a run with one target) None."""
+    whole = stage.whole_run
+    if whole is None or not whole.extra_targets:
+        return None
+    world, targets = stage.world, whole.targets
+    index = whole.target_index(world.rank)
+    frames = world.allreduce({index: PhaseFrame.of(mine)}, merged_by_target)
+    shares = world.reduce({index: PhaseShare.of(mine, frames[index])}, merged_by_target)
+    if shares is None:
+        return None
+
+    def figures(rows: list[tuple[RankRow, Any]]) -> tuple[TargetFigures, ...]:
+        return tuple(
+            target_figures(
+                t.url, t.endpoint, frames[i], shares[i],
+                [r for r, _ in rows if whole.target_index(r[0]) == i],
+            )
+            for i, t in enumerate(targets)
+            if i in shares
+        )  # fmt: skip
+
     return figures
 
 
@@ -430,6 +493,13 @@ def remove_written(world: Comm, run: RunSpec, *, stopped: bool = False) -> None:
         _remove_after_interrupt(world, open_target(run), run)
     else:
         _remove(world, open_target(run), run)
+
+
+def _remove_everywhere(stage: Stage, run: RunSpec) -> None:
+    """`_remove` on every target of the run (with several, a rank's share of the keys may
+    have been written to any of them)."""
+    for each in stage.on_every_target(run):
+        _remove(stage.world, stage.target if each is run else open_target(each), each)
 
 
 def _remove(world: Comm, target: _engine.Target, run: RunSpec) -> None:

@@ -18,13 +18,28 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Stage:
     """The job's world, this rank's engine handle on the target, the run (which carries its
-    workload), this rank's place in the job, and its tracer (--trace; None without)."""
+    workload) as this rank does it (on its own target: RunSpec.for_rank), this rank's place in
+    the job, its tracer (--trace; None without), and the whole run with all its targets (None:
+    the same as `run`)."""
 
     world: Comm
     target: _engine.Target
     run: RunSpec
     who: RankInfo
     tracer: Tracer | None = None
+    whole_run: RunSpec | None = None
+
+    @property
+    def targets(self) -> int:
+        """How many targets the run spreads its ranks over."""
+        return len(self.whole_run.targets) if self.whole_run is not None else 1
+
+    def on_every_target(self, run: RunSpec) -> list[RunSpec]:
+        """`run` (this rank's, or a layout of it) once per target of the whole run: what
+        removing a run's files must go through, since any rank's keys may be on any target."""
+        if self.whole_run is None or not self.whole_run.extra_targets:
+            return [run]
+        return [dataclasses.replace(run, target=t) for t in self.whole_run.targets]
 
     @property
     def workload(self) -> Workload:

@@ -10,7 +10,7 @@ from typing import Any
 
 from hpcio.errors import SpecError
 from hpcio.options import FLAG, NO_FLAG, PHASES, POSITIVE, SIZE, WHOLE, declared, option
-from hpcio.spec.target import TargetSpec
+from hpcio.spec.target import TARGET_MAPPING, TargetSpec, target_of
 from hpcio.workloads import registry, striping
 from hpcio.workloads.contract import Phase, Workload
 
@@ -27,6 +27,8 @@ class RunSpec:
     workload: Workload
     params: Any
     target: TargetSpec
+    #: Targets past the first, with several (--target A,B): rank r uses targets[r mod K].
+    extra_targets: tuple[TargetSpec, ...] = ()
     ranks: int = option("-n", aliases=("--ranks",), kind=POSITIVE, default=1, key="ranks",
                         help="MPI ranks; starts mpiexec when needed")  # fmt: skip
     iterations: int = option("-i", aliases=("--iterations",), kind=POSITIVE, default=1,
@@ -98,6 +100,8 @@ class RunSpec:
                 raise SpecError(f"{flag} must be at least 1, got {value}")
         if self.target.is_object_store:
             self._validate_object_store()
+        if self.extra_targets:
+            self._validate_targets()
         if self.phases is not None and self.phases not in PHASE_ORDERS:
             # read,write would read before writing: the reads find nothing of this run.
             raise SpecError(
@@ -124,6 +128,51 @@ class RunSpec:
         workload = self.workload
         return Phase.WRITE in workload.own_phases or workload.prepare(self) is not None
 
+    @property
+    def targets(self) -> tuple[TargetSpec, ...]:
+        """Every target of the run, in the order given: rank r uses targets[r mod K]."""
+        return (self.target, *self.extra_targets)
+
+    def target_index(self, rank: int) -> int:
+        """The index in `targets` of the target rank `rank` uses."""
+        return target_of(rank, len(self.targets))
+
+    def for_rank(self, rank: int) -> RunSpec:
+        """The run as rank `rank` does it: on its own target alone."""
+        if not self.extra_targets:
+            return self
+        own = self.targets[self.target_index(rank)]
+        return dataclasses.replace(self, target=own, extra_targets=())
+
+    def each_target(self) -> tuple[RunSpec, ...]:
+        """The run once per target, each as on that target alone (for probes, locks, clean-up)."""
+        return tuple(dataclasses.replace(self, target=t, extra_targets=()) for t in self.targets)
+
+    def _validate_targets(self) -> None:
+        count = len(self.targets)
+        if self.ranks < count:
+            raise SpecError(
+                f"--target: {count} targets need at least {count} ranks (rank r uses target "
+                f"r mod {count}); use -n {count} or more"
+            )
+        if any(w.shared for w in self.workload.objects_written(self)):
+            # One upload cannot span buckets or accounts; one shared object per target would be
+            # K objects, not the one N-1 file the pattern measures (docs/cloud.md).
+            raise SpecError(
+                f"{self.workload.name} writes one shared object: with several targets use a "
+                "pattern where each rank writes its own objects (mfmw), or one target"
+            )
+        if self.workload.cache_facts(self).reorder:
+            raise SpecError(
+                "--reorder reads another rank's data, which may sit on another target: "
+                "drop --reorder, or use one target"
+            )
+        if self.workload.family != "pattern":
+            raise SpecError(
+                f"{self.workload.name}: several targets are for the patterns (--pattern); "
+                "use one target"
+            )
+
     def _validate_object_store(self) -> None:
         if self.direct:
             raise SpecError(
@@ -144,10 +193,13 @@ class RunSpec:
             "params": params_record(self.params),
         }
         for f in dataclasses.fields(self):
-            if f.name not in ("workload", "params", "space_check"):
+            if f.name not in ("workload", "params", "space_check", "extra_targets"):
                 # space_check is a safety check, not part of what is measured.
                 record[f.name] = getattr(self, f.name)
         record["target"] = self.target.redacted()
+        if self.extra_targets:
+            record["targets"] = [t.redacted() for t in self.targets]
+            record["target_mapping"] = TARGET_MAPPING
         if self.phases is not None:
             record["phases"] = list(self.phases)
         how = striping.method(self, self.workload)
@@ -185,7 +237,12 @@ class RunSpec:
         from hpcio.results.v1 import upgrade_run
 
         record = upgrade_run(record)
-        common = {f.name for f in dataclasses.fields(cls)} - {"workload", "params", "target"}
+        common = {f.name for f in dataclasses.fields(cls)} - {
+            "workload",
+            "params",
+            "target",
+            "extra_targets",
+        }
         values = {k: v for k, v in record.items() if k in common}
         if values.get("phases") is not None:
             values["phases"] = tuple(values["phases"])
@@ -193,7 +250,18 @@ class RunSpec:
         params = {k: tuple(v) if isinstance(v, list) else v
                   for k, v in record.get("params", {}).items() if k not in common}  # fmt: skip
         target = TargetSpec.from_url(str(record["target"]["url"]))
-        return cls.build(str(record["workload"]), **params, **values, target=target)
+        # Recorded with several targets: each URL and, where the user named one, its endpoint.
+        extra = tuple(TargetSpec.from_url(_shown(t)) for t in record.get("targets", [])[1:])
+        if record.get("targets"):
+            target = TargetSpec.from_url(_shown(record["targets"][0]))
+        return cls.build(
+            str(record["workload"]), **params, **values, target=target, extra_targets=extra
+        )
+
+
+def _shown(recorded: dict[str, Any]) -> str:
+    endpoint = recorded.get("endpoint")
+    return str(recorded["url"]) + (f"?endpoint={endpoint}" if endpoint else "")
 
 
 def params_record(params: Any) -> dict[str, Any]:

@@ -44,6 +44,9 @@ class TargetSpec:
     url: str
     kind: str
     options: Mapping[str, str] = field(default_factory=dict, repr=False)
+    #: The endpoint the URL's query named (s3://b/p?endpoint=http://host:9000), the one store
+    #: option a URL may carry: not a secret, and several targets of one run may differ in it.
+    endpoint: str | None = None
 
     @classmethod
     def from_url(cls, url: str, **options: str) -> TargetSpec:
@@ -92,6 +95,10 @@ class TargetSpec:
         else:
             check_container_name(row.container, row.scheme, parsed.netloc)
             url = f"{parsed.scheme}://{parsed.netloc}/{parsed.path.strip('/')}".rstrip("/")
+            endpoint = _endpoint_of(url, row, parsed.query)
+            if endpoint is not None:
+                options = {**options, row.endpoints[0].key: endpoint}
+                return cls(url=url, kind=row.name, options=dict(options), endpoint=endpoint)
         return cls(url=url, kind=row.name, options=dict(options))
 
     @property
@@ -114,6 +121,81 @@ class TargetSpec:
         """The directory of a file:// target."""
         return urlparse(self.url).path
 
+    @property
+    def shown(self) -> str:
+        """The URL as the user gave it: with its endpoint query, if it had one."""
+        return self.url if self.endpoint is None else f"{self.url}?endpoint={self.endpoint}"
+
     def redacted(self) -> dict[str, object]:
         """What a result document records: URL and kind, option names but no values."""
-        return {"url": self.url, "kind": self.kind, "options": sorted(self.options)}
+        record: dict[str, object] = {
+            "url": self.url,
+            "kind": self.kind,
+            "options": sorted(self.options),
+        }
+        if self.endpoint is not None:
+            record["endpoint"] = self.endpoint
+        return record
+
+
+def _endpoint_of(url: str, row: kinds.TargetKind, query: str) -> str | None:
+    """The endpoint a bucket or container URL's query names (?endpoint=http://host:port), so
+    that each of several targets can have its own; None without a query.
+
+    Raises:
+        SpecError: any other query (a credential must never sit in a URL, which is recorded).
+    """
+    if not query:
+        return None
+    key, _, value = query.partition("=")
+    if key != "endpoint" or not value or not row.endpoints:
+        raise SpecError(
+            f"target '{url}': a URL's query may name only its endpoint "
+            f"(?endpoint=http://host:port); give other settings with --store-option"
+        )
+    if re.fullmatch(r"https?://[^\s?#@]+", value) is None:
+        raise SpecError(f"target '{url}': endpoint '{value}' is not an http(s):// URL")
+    return value
+
+
+#: How ranks are spread over several targets (recorded in the document's `run`).
+TARGET_MAPPING = "round-robin"
+
+
+def parse_targets(text: str, **options: str) -> tuple[TargetSpec, ...]:
+    """One target, or several separated by commas, all of one object-store kind (s3, az, gs;
+    null:// for tests): rank r of a run uses target r mod K (`target_of`).
+
+    Raises:
+        SpecError: an empty item, a repeated target, mixed kinds, or several targets of a kind
+            that cannot take them (file://, memory://).
+    """
+    words = [w.strip() for w in text.split(",")]
+    if any(not w for w in words):
+        raise SpecError(f"--target '{text}': an empty item between commas")
+    targets = tuple(TargetSpec.from_url(w, **options) for w in words)
+    if len(targets) == 1:
+        return targets
+    kinds_given = sorted({t.kind for t in targets})
+    if len(kinds_given) > 1:
+        raise SpecError(
+            f"--target: several targets must be of one kind, got {', '.join(kinds_given)}"
+        )
+    first = targets[0]
+    if not first.is_object_store or first.in_process:
+        raise SpecError(
+            f"--target: several targets are for object stores (s3, az, gs) and null://; "
+            f"use one {first.traits.scheme}:// target"
+        )
+    seen: set[tuple[str, str | None]] = set()
+    for t in targets:
+        if (t.url, t.endpoint) in seen and t.traits.lasting:
+            raise SpecError(f"--target: {t.shown} is given twice; give each target once")
+        seen.add((t.url, t.endpoint))
+    return targets
+
+
+def target_of(rank: int, count: int) -> int:
+    """The index of the target rank `rank` uses among `count` (round-robin: neighbouring
+    ranks, often on one node, go to different targets, as study 001 spreads its ranks)."""
+    return rank % count
