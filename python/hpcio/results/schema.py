@@ -118,6 +118,29 @@ class TimeSeries:
 
 
 @dataclass(frozen=True, slots=True)
+class SideFigures:
+    """The reads or the writes of a mixed phase (--rwmix-read), all ranks: bandwidth is their
+    bytes over the phase's time, as the phase's own; latency merged over ranks as `latency`."""
+
+    bytes_total: int
+    ops_total: int
+    bandwidth_bytes_per_s: float
+    #: None where the side made no transfer (a mix of 0 or 100 percent reads).
+    latency: LatencyPercentiles | None
+    latency_hdr_b64: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SideSummary:
+    """One side of a mixed phase over all iterations."""
+
+    bytes_total: int
+    ops_total: int
+    bandwidth_mib_s: Stats
+    latency: LatencyPercentiles | None
+
+
+@dataclass(frozen=True, slots=True)
 class PhaseFigures:
     """One phase of one iteration, reduced across ranks as IOR does."""
 
@@ -172,6 +195,9 @@ class PhaseFigures:
     #: open of a shared one counts) per second of phase time; None in schema version 2.
     requests_per_s: float | None = None
     objects_per_s: float | None = None
+    #: A mixed phase's reads and writes apart; None in other phases and older documents.
+    read_side: SideFigures | None = None
+    write_side: SideFigures | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +237,9 @@ class PhaseSummary:
     #: Over the iterations that recorded them; None where none did.
     requests_per_s: Stats | None = None
     objects_per_s: Stats | None = None
+    #: A mixed phase's reads and writes apart; None in other phases and older documents.
+    read_side: SideSummary | None = None
+    write_side: SideSummary | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,6 +404,13 @@ _NESTED: dict[tuple[str, str], type] = {
     ("RankSpread", "slowest"): RankTimes,
     ("PhaseFigures", "cpu"): CpuFigures,
     ("PhaseSummary", "latency"): LatencyPercentiles,
+    ("PhaseFigures", "read_side"): SideFigures,
+    ("PhaseFigures", "write_side"): SideFigures,
+    ("PhaseSummary", "read_side"): SideSummary,
+    ("PhaseSummary", "write_side"): SideSummary,
+    ("SideFigures", "latency"): LatencyPercentiles,
+    ("SideSummary", "latency"): LatencyPercentiles,
+    ("SideSummary", "bandwidth_mib_s"): Stats,
     **{
         ("PhaseSummary", n): Stats
         for n in (

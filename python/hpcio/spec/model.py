@@ -122,6 +122,8 @@ class RunSpec:
         if self.phases is not None:
             return "write" in self.phases
         workload = self.workload
+        if Phase.MIXED in workload.phases(self):
+            return True
         return Phase.WRITE in workload.own_phases or workload.prepare(self) is not None
 
     def _validate_object_store(self) -> None:

@@ -23,6 +23,7 @@ from hpcio.errors import SpecError
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import Phase
 from hpcio.workloads.patterns.mfmw import Mfmw, untimed_layout
+from hpcio.workloads.patterns.mix import mixed
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
@@ -129,7 +130,7 @@ class ProfileWorkload(Mfmw):
         self.own_phases = tuple(Phase(p) for p in profile.phases)
 
     def prepare(self, run: RunSpec) -> RunSpec | None:
-        if Phase.WRITE in self.own_phases or run.phases is not None:
+        if Phase.WRITE in self.own_phases or run.phases is not None or mixed(run):
             return None
         return untimed_layout(run)
 
