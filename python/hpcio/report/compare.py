@@ -32,11 +32,23 @@ METRICS = {
     "latency": ("seconds", "s", 5),
     # Training runs: accelerator utilization, each iteration's (DLIO's mean over epochs).
     "au": ("au_percent", "%", 2),
+    # A mixed phase's (--rwmix-read) reads and writes: each side's bytes over the phase time.
+    "read-bandwidth": ("read_bandwidth_mib_s", "MiB/s", 3),
+    "write-bandwidth": ("write_bandwidth_mib_s", "MiB/s", 3),
 }
 _MEANING = {
     "bandwidth": "faster",
     "latency": "slower",
     "au": "keeps the simulated accelerators busier",
+    "read-bandwidth": "faster",
+    "write-bandwidth": "faster",
+}
+#: What a file must hold for a metric some runs alone have, and what to compare instead.
+_ONLY_IN = {
+    "au": "training runs (accelerator utilization is a training run's figure); compare "
+    "bandwidth instead",
+    "read-bandwidth": "mixed phases (--rwmix-read); compare bandwidth instead",
+    "write-bandwidth": "mixed phases (--rwmix-read); compare bandwidth instead",
 }
 RULE = (
     "beyond spread: |B mean - A mean| > A stddev + B stddev (population stddev over "
@@ -197,13 +209,10 @@ def compare(
                     continue  # AU of a run that is not a training run
                 key = (point_key(doc.run, without=ignore), phase)
                 measured.setdefault(key, {}).setdefault(which, []).append(doc)
-    if metric == "au":
+    if metric in _ONLY_IN:
         for which, name in (("a", a_name), ("b", b_name)):
             if not any(which in by_file for by_file in measured.values()):
-                raise SpecError(
-                    f"--metric au: {name} holds no training runs (accelerator utilization is "
-                    "a training run's figure); compare bandwidth instead"
-                )
+                raise SpecError(f"--metric {metric}: {name} holds no {_ONLY_IN[metric]}")
     sides: dict[tuple[PointKey, str], dict[str, Side]] = {}
     for (key, phase), by_file in measured.items():
         for which, docs in by_file.items():
