@@ -985,6 +985,23 @@ mod tests {
     }
 
     #[test]
+    fn a_single_write_to_a_key_read_past_it_is_hinted_as_parts() {
+        let row = |op, key, offset| Row { op, key, offset, length: BLOCK, count: 1, stride: BLOCK, writer: 0 };
+        // Key 0: one write, reads past it (a PUT would cut the object short); key 1: one
+        // write holding all that is read; key 2: written only.
+        let rows = vec![
+            row(Op::Write, 0, 0),
+            row(Op::Read, 0, 3 * BLOCK),
+            row(Op::Write, 1, 0),
+            row(Op::Read, 1, 0),
+            row(Op::Write, 2, 0),
+        ];
+        let hints = write_hints(&Plan { rows, keys: keys(), shuffle: None });
+        assert_eq!(hints.iter().map(|h| h.writes).collect::<Vec<_>>(), vec![2, 1, 1]);
+        assert!(hints.iter().all(|h| h.part_bytes == BLOCK));
+    }
+
+    #[test]
     fn a_run_past_the_largest_offset_is_refused() {
         let keys = vec!["a".to_string()];
         let columns = Columns {
