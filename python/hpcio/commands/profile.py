@@ -211,7 +211,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _heading(run: RunSpec) -> str:
     profile = storage.PROFILES.get(run.workload.name)
     if profile is not None:
-        return f"hpcio profile: {profile.name}: {profile.describe()}"
+        return f"hpcio profile: {profile.name}: {profile.describe(run.params.rwmix_read_pct)}"
     return f"hpcio profile iozone: {run.params.test}"
 
 

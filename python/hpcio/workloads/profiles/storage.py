@@ -53,9 +53,11 @@ class Profile:
     default_size_bytes: int | None
     what: str
 
-    def describe(self) -> str:
-        """One line: how the profile moves data."""
+    def describe(self, rwmix_read_pct: int | None = None) -> str:
+        """One line: how the profile moves data (with a mix: in one mixed phase)."""
         phases = " then ".join(self.phases)
+        if rwmix_read_pct is not None:
+            phases = f"reads and writes mixed ({rwmix_read_pct}% reads)"
         bypass = ", client cache bypassed" if self.bypass_cache else ""
         return (
             f"{self.order} {format_bytes(self.transfer_bytes)} {phases}, "
