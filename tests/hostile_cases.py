@@ -66,6 +66,16 @@ CASES: dict[str, list[tuple[str, ...]]] = {
         ("run", "--workload", "bogus", "--target", FT),
         ("run",),
         ("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "999TiB"),
+        # A mixed phase (--rwmix-read): a share that is no percentage, a pattern that is not
+        # file-per-process, other phases, another rank's files.
+        *[("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "1MiB",
+           "--rwmix-read", pct) for pct in ("101", "-1", "abc", "70.5", "")],
+        ("run", "--pattern", "sfmw", "--target", FT, "--size-per-rank", "1MiB", "--rwmix-read",
+         "70"),
+        ("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "1MiB", "--rwmix-read",
+         "70", "--phases", "write"),
+        ("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "1MiB", "--rwmix-read",
+         "70", "--reorder"),
         # Round three: what a refused run leaves (no -o) and what a dry run answers.
         ("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "999TiB", "-o", OUT),
         ("run", "--pattern", "mfmw", "--target", FT, "--size-per-rank", "999TiB", "--dry-run"),

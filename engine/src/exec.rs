@@ -39,6 +39,8 @@ pub struct Executor {
     verify: bool,
     direct: bool,
     handles: HashMap<String, Arc<Handle>>,
+    /// Read handles of keys also open for writing (a mixed phase reads and writes one file).
+    readers: HashMap<String, Arc<Handle>>,
     /// Write hints set by the caller for keys whose writes come in later calls (sfsw chunks).
     expected: HashMap<String, WriteHint>,
     /// Receipts of shared uploads this rank closed, for the rank that completes them.
@@ -64,6 +66,7 @@ struct Shared<'a> {
     /// Each key's name hashed once per call, not once per transfer.
     key_hashes: Vec<u64>,
     handles: &'a [Option<Arc<Handle>>],
+    readers: &'a [Option<Arc<Handle>>],
     stop: &'a AtomicBool,
     bodies: &'a Mutex<Vec<Body>>,
     tracing: bool,
@@ -116,6 +119,7 @@ impl Executor {
             requests_at_start: target.counters().snapshot(),
             first_bytes_at_start: target.counters().first_bytes.snapshot(),
             handles: HashMap::new(),
+            readers: HashMap::new(),
             expected: HashMap::new(),
             receipts: HashMap::new(),
             buffers: Vec::new(),
@@ -239,7 +243,8 @@ impl Executor {
 
     /// Give up every open handle after a failure: uploads this rank owns are aborted.
     fn abandon_all(&mut self) {
-        for (_, handle) in self.handles.drain() {
+        let readers: Vec<_> = self.readers.drain().collect();
+        for (_, handle) in self.handles.drain().chain(readers) {
             if let Ok(handle) = Arc::try_unwrap(handle) {
                 self.target.abandon(handle);
             }
@@ -288,6 +293,12 @@ impl Executor {
         let start = now_ns();
         let outcome = match row.op {
             Op::OpenWrite if self.handles.contains_key(key) => Ok(()), // joined a shared upload
+            // Opened for writing too: a mixed phase reads through a handle of its own.
+            Op::OpenRead if self.handles.contains_key(key) => {
+                self.target.open(key, Mode::Read, WriteHint::default()).map(|h| {
+                    self.readers.insert(key.clone(), Arc::new(h));
+                })
+            }
             Op::OpenWrite | Op::OpenRead => {
                 let mode = if row.op == Op::OpenWrite { Mode::Write } else { Mode::Read };
                 let hint = self.expected.remove(key).unwrap_or(hints[row.key as usize]);
@@ -299,8 +310,8 @@ impl Executor {
                 Some(h) => self.target.sync(h),
                 None => Err(not_open(key)),
             },
-            Op::Close => match self.handles.remove(key) {
-                Some(h) => match Arc::try_unwrap(h) {
+            Op::Close => match self.close_reader(key).and(self.handles.remove(key).ok_or_else(|| not_open(key))) {
+                Ok(h) => match Arc::try_unwrap(h) {
                     Ok(Handle::Multipart { upload, shared: true, .. }) => {
                         let mine = std::mem::take(&mut *upload.receipts.lock().unwrap());
                         self.receipts.entry(key.clone()).or_default().extend(mine);
@@ -309,7 +320,7 @@ impl Executor {
                     Ok(h) => self.target.close(h),
                     Err(_) => Err(std::io::Error::other("handle still in use")),
                 },
-                None => Err(not_open(key)),
+                Err(e) => Err(e),
             },
             Op::Write | Op::Read => unreachable!("transfers are batched"),
         };
@@ -323,6 +334,15 @@ impl Executor {
         if let Err(e) = outcome {
             self.figures.error(format!("{:?} {key}: {e}", row.op).to_lowercase());
             self.failed = true;
+        }
+    }
+
+    /// Close the read handle of a key also open for writing, if it has one.
+    fn close_reader(&mut self, key: &str) -> std::io::Result<()> {
+        match self.readers.remove(key).map(Arc::try_unwrap) {
+            None => Ok(()),
+            Some(Ok(reader)) => self.target.close(reader),
+            Some(Err(_)) => Err(std::io::Error::other("handle still in use")),
         }
     }
 
@@ -343,6 +363,8 @@ impl Executor {
         }
         let handles: Vec<Option<Arc<Handle>>> =
             plan.keys.iter().map(|k| self.handles.get(k).cloned()).collect();
+        let readers: Vec<Option<Arc<Handle>>> =
+            plan.keys.iter().map(|k| self.readers.get(k).cloned()).collect();
         let stop = AtomicBool::new(false);
         let shared = Shared {
             target: self.target.as_ref(),
@@ -353,6 +375,7 @@ impl Executor {
             keys: &plan.keys,
             key_hashes: plan.keys.iter().map(|k| key_hash(k)).collect(),
             handles: &handles,
+            readers: &readers,
             stop: &stop,
             bodies: &self.bodies,
             tracing: self.trace.is_some(),
@@ -434,14 +457,34 @@ enum Slot<'a> {
 /// How many writes of which length the plan makes to each key (object stores choose between
 /// one PUT and a multipart upload from it), in one pass: a scan of the plan per open made
 /// opening 16,384 objects take 0.3 s.
+///
+/// A key also read in the plan (a mixed phase) whose one write would not hold all it reads is
+/// hinted as written in parts: a single PUT would replace the object before its other ranges
+/// are read, where an upload completes only at its close.
 fn write_hints(plan: &Plan) -> Vec<WriteHint> {
     let mut hints = vec![WriteHint::default(); plan.keys.len()];
-    for row in plan.rows.iter().filter(|r| r.op == Op::Write && r.count > 0) {
-        let hint = &mut hints[row.key as usize];
-        if hint.writes == 0 {
-            hint.part_bytes = row.length;
+    let mut read_ends = vec![0u64; plan.keys.len()];
+    for row in plan.rows.iter().filter(|r| r.count > 0) {
+        match row.op {
+            Op::Write => {
+                let hint = &mut hints[row.key as usize];
+                if hint.writes == 0 {
+                    hint.part_bytes = row.length;
+                }
+                hint.writes += row.count;
+            }
+            Op::Read => {
+                // from_columns checked that the run's last byte has an offset.
+                let end = row.offset + (row.count - 1) * row.stride + row.length;
+                read_ends[row.key as usize] = read_ends[row.key as usize].max(end);
+            }
+            _ => {}
         }
-        hint.writes += row.count;
+    }
+    for (hint, read_end) in hints.iter_mut().zip(read_ends) {
+        if hint.writes == 1 && read_end > hint.part_bytes {
+            hint.writes = 2;
+        }
     }
     hints
 }
@@ -496,7 +539,8 @@ fn worker(
         let row = &batch.transfer(t);
         let key = &s.keys[row.key as usize];
         let len = row.length as usize;
-        let Some(handle) = s.handles[row.key as usize].as_deref() else {
+        let reader = if row.op == Op::Read { s.readers[row.key as usize].as_deref() } else { None };
+        let Some(handle) = reader.or(s.handles[row.key as usize].as_deref()) else {
             figures.error(format!("{key} is not open"));
             s.stop.store(true, Ordering::Relaxed);
             break;
@@ -561,6 +605,7 @@ fn worker(
             Ok(t) => {
                 let (start, end) = (t.start_ns.saturating_sub(s.t0_ns), t.end_ns.saturating_sub(s.t0_ns));
                 figures.transferred(start, end, t.latency_ns, row.length);
+                figures.sided(row.op == Op::Read, t.latency_ns, row.length);
                 if let Some(rows) = rows.as_mut() {
                     rows.push(Traced {
                         start: t.start_ns,
@@ -748,6 +793,55 @@ mod tests {
         write_then_verified_read("memory://exec");
     }
 
+    /// Every file opened for writing then for reading, each file's transfers alternating
+    /// between a read of block 2i and a write of block i (parts from the first on, as an
+    /// object store's upload needs them), then one close per file.
+    fn mixed_plan(keys: &[String]) -> Plan {
+        let row = |op, key, offset, count, length| Row { op, key, offset, length, count, stride: BLOCK, writer: 0 };
+        let mut rows: Vec<Row> = (0..FILES).map(|k| row(Op::OpenWrite, k, 0, 1, 0)).collect();
+        rows.extend((0..FILES).map(|k| row(Op::OpenRead, k, 0, 1, 0)));
+        for k in 0..FILES {
+            for i in 0..BLOCKS / 2 {
+                rows.push(row(Op::Read, k, 2 * i * BLOCK, 1, BLOCK));
+                rows.push(row(Op::Write, k, i * BLOCK, 1, BLOCK));
+            }
+        }
+        rows.extend((0..FILES).map(|k| row(Op::Close, k, 0, 1, 0)));
+        Plan { rows, keys: keys.to_vec(), shuffle: None }
+    }
+
+    fn mixed_reads_and_writes_each_side_apart(url: &str) {
+        let _serial = serial();
+        let target = target(url);
+        let keys = keys();
+        for in_flight in [1, 3] {
+            let laid = run(&target, &plan(&keys, Op::OpenWrite, Op::Write), 2, false, None);
+            assert_eq!(laid.errors, 0, "{:?}", laid.first_errors);
+            let mixed = run(&target, &mixed_plan(&keys), in_flight, true, None);
+            assert_eq!(mixed.errors, 0, "{url}: {:?}", mixed.first_errors);
+            let half = u64::from(FILES) * BLOCKS / 2;
+            assert_eq!((mixed.reads.ops, mixed.writes.ops, mixed.ops), (half, half, 2 * half));
+            assert_eq!(mixed.reads.bytes + mixed.writes.bytes, mixed.bytes);
+            assert_eq!((mixed.reads.latency.len(), mixed.writes.latency.len()), (half, half));
+            // What the mixed phase left holds its writes' data, read back verified.
+            let file = Plan { rows: mixed_plan(&keys).rows.into_iter().filter(|r| r.op != Op::Read && r.op != Op::OpenWrite).map(|r| Row { op: if r.op == Op::Write { Op::Read } else { r.op }, ..r }).collect(), keys: keys.clone(), shuffle: None };
+            let back = run(&target, &file, 1, true, None);
+            assert_eq!((back.errors, back.ops), (0, half), "{url}: {:?}", back.first_errors);
+        }
+    }
+
+    #[test]
+    fn a_mixed_plan_reads_and_writes_the_same_files_on_posix() {
+        mixed_reads_and_writes_each_side_apart(&TempDir::new("exec-mixed").url());
+    }
+
+    #[test]
+    fn a_mixed_plan_reads_and_writes_the_same_objects_on_memory() {
+        // Objects of several transfers: the reads find the laid-out object until the upload
+        // of the writes completes at the close.
+        mixed_reads_and_writes_each_side_apart("memory://mixed");
+    }
+
     #[test]
     fn a_plan_writes_then_reads_back_verified_on_null() {
         write_then_verified_read("null://");
@@ -888,6 +982,23 @@ mod tests {
         let mut moved: Vec<(u32, u64)> = operations(&shuffled).unwrap()[2..8].iter().map(|x| (x.key, x.offset)).collect();
         moved.sort_unstable();
         assert_eq!(moved, vec![(0, 0), (0, 8), (0, 16), (1, 0), (1, 8), (1, 16)]);
+    }
+
+    #[test]
+    fn a_single_write_to_a_key_read_past_it_is_hinted_as_parts() {
+        let row = |op, key, offset| Row { op, key, offset, length: BLOCK, count: 1, stride: BLOCK, writer: 0 };
+        // Key 0: one write, reads past it (a PUT would cut the object short); key 1: one
+        // write holding all that is read; key 2: written only.
+        let rows = vec![
+            row(Op::Write, 0, 0),
+            row(Op::Read, 0, 3 * BLOCK),
+            row(Op::Write, 1, 0),
+            row(Op::Read, 1, 0),
+            row(Op::Write, 2, 0),
+        ];
+        let hints = write_hints(&Plan { rows, keys: keys(), shuffle: None });
+        assert_eq!(hints.iter().map(|h| h.writes).collect::<Vec<_>>(), vec![2, 1, 1]);
+        assert!(hints.iter().all(|h| h.part_bytes == BLOCK));
     }
 
     #[test]

@@ -41,6 +41,35 @@ impl Span {
     }
 }
 
+/// The reads or the writes among a phase's transfers: a mixed phase (fio's rwmixread) reports
+/// each side apart, as fio's read and write lines.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub bytes: u64,
+    pub ops: u64,
+    pub latency: Histogram<u64>,
+}
+
+impl Default for Side {
+    fn default() -> Self {
+        Self { bytes: 0, ops: 0, latency: new_histogram() }
+    }
+}
+
+impl Side {
+    fn add(&mut self, latency_ns: u64, bytes: u64) {
+        record(&mut self.latency, latency_ns);
+        self.bytes += bytes;
+        self.ops += 1;
+    }
+
+    fn merge(&mut self, other: &Side) {
+        self.bytes += other.bytes;
+        self.ops += other.ops;
+        self.latency.add(&other.latency).expect("histograms share bounds");
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Figures {
     pub open: Span,
@@ -61,6 +90,9 @@ pub struct Figures {
     /// Object-store requests' time to first byte: the target's over the phase for a plan,
     /// none for a Recorder.
     pub first_bytes: FirstByteTimes,
+    /// The plan's transfers by side (a Recorder's stay empty).
+    pub reads: Side,
+    pub writes: Side,
 }
 
 impl Default for Figures {
@@ -79,6 +111,8 @@ impl Default for Figures {
             requests: Snapshot::default(),
             opens: 0,
             first_bytes: FirstByteTimes::default(),
+            reads: Side::default(),
+            writes: Side::default(),
         }
     }
 }
@@ -105,6 +139,12 @@ impl Figures {
         self.timeline.add(end, bytes);
         self.latency_series.add(end, latency_ns);
         crate::live::add(bytes, latency_ns);
+    }
+
+    /// The side of a transfer already counted by `transferred`.
+    pub fn sided(&mut self, read: bool, latency_ns: u64, bytes: u64) {
+        let side = if read { &mut self.reads } else { &mut self.writes };
+        side.add(latency_ns, bytes);
     }
 
     pub fn error(&mut self, message: String) {
@@ -138,6 +178,8 @@ impl Figures {
         self.requests.add(&other.requests);
         self.opens += other.opens;
         self.first_bytes.merge(&other.first_bytes);
+        self.reads.merge(&other.reads);
+        self.writes.merge(&other.writes);
     }
 }
 
@@ -152,6 +194,8 @@ mod tests {
             let part = if i % 2 == 0 { &mut a } else { &mut b };
             part.transferred(i * 1_000, i * 1_000 + 500 + i, 500 + i, 4096);
             all.transferred(i * 1_000, i * 1_000 + 500 + i, 500 + i, 4096);
+            part.sided(i % 3 == 0, 500 + i, 4096);
+            all.sided(i % 3 == 0, 500 + i, 4096);
         }
         a.opened(10, 20);
         b.opened(5, 15);
@@ -171,5 +215,7 @@ mod tests {
         assert_eq!(a.latency_series.triples(), all.latency_series.triples());
         assert_eq!(a.requests.by_kind[Kind::Fsync as usize], 1);
         assert_eq!(a.opens, 2);
+        assert_eq!((a.reads.ops, a.writes.ops, a.reads.bytes), (34, 66, 34 * 4096));
+        assert_eq!((&a.reads.latency, &a.writes.latency), (&all.reads.latency, &all.writes.latency));
     }
 }

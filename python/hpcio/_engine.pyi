@@ -125,6 +125,13 @@ class Figures:
     def ttfb_put_hdr(self) -> builtins.bytes:
         """Time to the response of the object-store PUTs, parts and blocks, likewise."""
     @property
+    def read_side(self) -> tuple[int, int, builtins.bytes]:
+        """(bytes, operations, latency HdrHistogram in V2 encoding or b"") of the plan's
+        reads."""
+    @property
+    def write_side(self) -> tuple[int, int, builtins.bytes]:
+        """Likewise of the plan's writes."""
+    @property
     def opens(self) -> int:
         """Opens of files or objects."""
     @property

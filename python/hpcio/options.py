@@ -318,6 +318,7 @@ PEER_OPTIONS: dict[str, str] = {
     "--ranks": "fio numjobs; mpiexec -n",
     "--direct": "fio direct=1; IOR --posix.odirect",
     "--files-per-rank": "fio nrfiles",
+    "--rwmix-read": "fio rwmixread; elbencho --rwmixpct; warp mixed",
     "--items": "mdtest -n",
     "--items-per-dir": "mdtest -I",
     "--depth": "mdtest -z",

@@ -124,3 +124,20 @@ def test_cores_per_node_is_optional_and_typed(lines, tmp_path):
     with pytest.raises(ResultsError) as caught:
         results_io.read(path)
     assert str(caught.value).endswith("cores_per_node is '2', not int | None")
+
+
+def test_a_mixed_phase_s_side_histograms_are_checked(tmp_path):
+    mixed = recorded.V1.parent / "mixed" / "file-2ranks.jsonl"
+    record = json.loads(mixed.read_text().splitlines()[0])
+    record["phases"][1]["write_side"]["latency_hdr_b64"] = "bm90IGEgaGlzdG9ncmFt"
+    record["phases"][0]["read_side"]["ops_total"] = "many"
+    path = tmp_path / "broken.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(ResultsError, match=r"phases\[0\]\.read_side is "):
+        results_io.read(path)
+    record["phases"][0]["read_side"]["ops_total"] = 1
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(
+        ResultsError, match=r"phases\[1\]\.write_side\.latency_hdr_b64 is not a base64"
+    ):
+        results_io.read(path)

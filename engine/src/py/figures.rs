@@ -76,6 +76,20 @@ impl PyFigures {
         encoded_unless_empty(py, &self.inner.first_bytes.put)
     }
 
+    /// (bytes, operations, latency HdrHistogram in V2 encoding or b"") of the plan's reads.
+    #[getter]
+    fn read_side<'py>(&self, py: Python<'py>) -> (u64, u64, Bound<'py, PyBytes>) {
+        let side = &self.inner.reads;
+        (side.bytes, side.ops, encoded_unless_empty(py, &side.latency))
+    }
+
+    /// Likewise of the plan's writes.
+    #[getter]
+    fn write_side<'py>(&self, py: Python<'py>) -> (u64, u64, Bound<'py, PyBytes>) {
+        let side = &self.inner.writes;
+        (side.bytes, side.ops, encoded_unless_empty(py, &side.latency))
+    }
+
     /// Opens of files or objects.
     #[getter]
     fn opens(&self) -> u64 {

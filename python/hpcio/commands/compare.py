@@ -15,6 +15,7 @@ from hpcio.commands.report import (
     write_page,
     write_plots,
 )
+from hpcio.errors import SpecError
 
 HELP = "two result files side by side: ratio, and differences beyond the spread"
 
@@ -24,11 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("b", metavar="B", help="JSON Lines results: compared with A (ratio B/A)")
     parser.add_argument(
         "--metric",
-        choices=("bandwidth", "latency", "au", "ops"),
+        choices=("bandwidth", "latency", "au", "ops", "read-bandwidth", "write-bandwidth"),
         default="bandwidth",
         help="bandwidth (MiB/s, default), latency (mean phase time, s), au (training "
-        "runs' accelerator utilization, %%), or ops (mdtest runs' rate of each of its phases, "
-        "ops/s)",
+        "runs' accelerator utilization, %%), ops (mdtest runs' rate of each of its phases, "
+        "ops/s), or read-bandwidth and write-bandwidth (a mixed phase's sides, --rwmix-read)",
     )
     parser.add_argument(
         "--ignore",
@@ -42,6 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from hpcio.report.compare import compare, render
 
+    if args.metric.endswith("-bandwidth") and (args.plots or args.html):
+        raise SpecError(
+            f"--metric {args.metric} has no plots: compare its figures as text (drop --plots "
+            "and --html), or plot bandwidth"
+        )
     plots_dir, html_path = check_outputs(args)
     a_docs, b_docs = read_documents([args.a]), read_documents([args.b])
     ignore = [name.strip() for name in (args.ignore or "").split(",") if name.strip()]
@@ -51,6 +57,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if plots_dir is None and html_path is None:
         sys.stdout.write(render(comparison, args.format))
         return 0
+
     from hpcio.report.plots import comparison_plots
 
     figures = comparison_plots({"A": a_docs, "B": b_docs}, args.metric, ignore)

@@ -77,11 +77,11 @@ def once_each(parser: argparse.ArgumentParser, *, keep: Iterable[str] = ()) -> N
 
 
 def _reads(run: RunSpec) -> bool:
-    return Phase.READ in _phases(run)
+    return any(p in _phases(run) for p in (Phase.READ, Phase.MIXED))
 
 
 def _timed_writes(run: RunSpec) -> bool:
-    return Phase.WRITE in _phases(run)
+    return any(p in _phases(run) for p in (Phase.WRITE, Phase.MIXED))
 
 
 def _phases(run: RunSpec) -> tuple[Phase, ...]:

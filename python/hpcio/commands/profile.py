@@ -28,7 +28,7 @@ from hpcio.workloads import registry
 from hpcio.workloads.patterns.params import FilePerRankParams
 from hpcio.workloads.profiles import iozone, storage
 
-_PROFILE_OPTIONS = ("in_flight", "reorder", "duration_s")
+_PROFILE_OPTIONS = ("in_flight", "reorder", "duration_s", "rwmix_read_pct")
 
 if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
@@ -132,6 +132,7 @@ def _specs(args: argparse.Namespace, ranks: int, nodes: int) -> list[RunSpec]:
             drop_caches=bool(settings.get("drop_caches", False)),
             nodes=nodes,
             reorder=bool(chosen.get("reorder", False)),
+            rwmix_read_pct=chosen.get("rwmix_read_pct"),
         )
         for name in names
     ]
@@ -140,6 +141,8 @@ def _specs(args: argparse.Namespace, ranks: int, nodes: int) -> list[RunSpec]:
 def _iozone_specs(
     args: argparse.Namespace, ranks: int, settings: dict[str, Any], chosen: dict[str, Any]
 ) -> list[RunSpec]:
+    if chosen.get("rwmix_read_pct") is not None:
+        raise SpecError("--rwmix-read is not for iozone: its tests are its own (random mix is one)")
     if settings.get("drop_caches") or chosen.get("reorder"):
         option = "--drop-caches" if settings.get("drop_caches") else "--reorder"
         raise SpecError(f"{option} is not for iozone: its reread measures the cache on purpose")
@@ -208,7 +211,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _heading(run: RunSpec) -> str:
     profile = storage.PROFILES.get(run.workload.name)
     if profile is not None:
-        return f"hpcio profile: {profile.name}: {profile.describe()}"
+        return f"hpcio profile: {profile.name}: {profile.describe(run.params.rwmix_read_pct)}"
     return f"hpcio profile iozone: {run.params.test}"
 
 

@@ -46,7 +46,28 @@ def progress_line(f: PhaseFigures, iterations: int, workload: Workload | None = 
         f"MiB/s)"
     )
     requests = first_byte(f.ttfb_get, f.ttfb_put, f.requests_per_s)
-    return f"{line}  {requests}" if requests else line
+    line = f"{line}  {requests}" if requests else line
+    if f.read_side is not None and f.write_side is not None:
+        read, write = f.read_side, f.write_side
+        line += (
+            "\n  "
+            + " " * len(f"iter {f.iteration + 1}/{iterations}  ")
+            + sides(
+                f.phase,
+                read.bandwidth_bytes_per_s / _MIB,
+                write.bandwidth_bytes_per_s / _MIB,
+                read.ops_total,
+                write.ops_total,
+            )
+        )
+    return line
+
+
+def sides(phase: str, read_mib_s: float, write_mib_s: float, reads: int, writes: int) -> str:
+    """A mixed phase's sides: "mixed  read 812.3 MiB/s  write 270.1 MiB/s  (75% reads)", the
+    share of reads as the phase made them (the draw's, not the asked one)."""
+    share = f"  ({100 * reads / (reads + writes):.0f}% reads)" if reads + writes else ""
+    return f"{phase:<5}  read {read_mib_s:.1f} MiB/s  write {write_mib_s:.1f} MiB/s{share}"
 
 
 def first_byte(
@@ -81,6 +102,17 @@ def summary(doc: ResultDocument) -> str:
             f"{bw.min:>8.2f} {bw.max:>10.2f} "
             f"{s.seconds.mean:>15.4f} {s.latency.p50_s * 1e3:>13.3f} {s.latency.p99_s * 1e3:>12.3f}"
         )
+    for phase, s in doc.summary.items():
+        if s.read_side is not None and s.write_side is not None:
+            read, write = s.read_side, s.write_side
+            lines.append("  " + sides(
+                phase, read.bandwidth_mib_s.mean, write.bandwidth_mib_s.mean, read.ops_total,
+                write.ops_total,
+            ) + "".join(
+                f"  {name} p99 {side.latency.p99_s * 1e3:.3f} ms"
+                for name, side in (("read", read), ("write", write))
+                if side.latency is not None
+            ))  # fmt: skip
     if workload is not None:
         for phase in doc.summary:
             metrics = [f.metrics for f in doc.phases if f.phase == phase and f.metrics]

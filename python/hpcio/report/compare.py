@@ -36,12 +36,17 @@ METRICS = {
     "au": ("au_percent", "%", 2),
     # mdtest runs: the rate of each of its phases (file create, dir stat...), each iteration's.
     "ops": ("ops_per_s", "ops/s", 0),
+    # A mixed phase's (--rwmix-read) reads and writes: each side's bytes over the phase time.
+    "read-bandwidth": ("read_bandwidth_mib_s", "MiB/s", 3),
+    "write-bandwidth": ("write_bandwidth_mib_s", "MiB/s", 3),
 }
 _MEANING = {
     "bandwidth": "faster",
     "latency": "slower",
     "au": "keeps the simulated accelerators busier",
     "ops": "faster",
+    "read-bandwidth": "faster",
+    "write-bandwidth": "faster",
 }
 RULE = (
     "beyond spread: |B mean - A mean| > A stddev + B stddev (population stddev over "
@@ -213,7 +218,7 @@ def compare(
                 "--metric bandwidth: these files hold mdtest runs alone, whose figures are "
                 "rates of calls, not bandwidth: give --metric ops"
             )
-    if metric in ("au", "ops"):
+    if metric in _NONE_TO_COMPARE:
         for which, name in (("a", a_name), ("b", b_name)):
             if not any(which in by_file for by_file in measured.values()):
                 raise SpecError(_NONE_TO_COMPARE[metric].format(name=name))
@@ -272,6 +277,10 @@ _NONE_TO_COMPARE = {
     "run's figure); compare bandwidth instead",
     "ops": "--metric ops: {name} holds no mdtest runs (operations per second of metadata "
     "phases); compare bandwidth instead",
+    "read-bandwidth": "--metric read-bandwidth: {name} holds no mixed phases (--rwmix-read); "
+    "compare bandwidth instead",
+    "write-bandwidth": "--metric write-bandwidth: {name} holds no mixed phases (--rwmix-read); "
+    "compare bandwidth instead",
 }
 _RATE = "_ops_per_s"
 

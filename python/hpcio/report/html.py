@@ -422,6 +422,27 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
                 str(number), phase, *spread, *latency,
                 *_first_byte(phase, s),
             ])  # fmt: skip
+            for name, side in (("reads", s.read_side), ("writes", s.write_side)):
+                if side is None:
+                    continue
+                # A mixed phase's side: its bytes over the phase time, its operations' latency.
+                sbw, label = side.bandwidth_mib_s, f"{phase}: {name}"
+                rows.append([
+                    str(number), shown.label(doc.workload, settings),
+                    str(run["target"]["url"]), (str(doc.ranks), doc.ranks),
+                    _size(per_rank_bytes(doc)), _size(settings.get("transfer_bytes")),
+                    (str(s.iterations), s.iterations), label, (f"{sbw.mean:.3f}", sbw.mean),
+                    (f"{s.seconds.mean:.5f}", s.seconds.mean),
+                ])  # fmt: skip
+                latency = side.latency
+                details.append([
+                    str(number), label, (f"{sbw.mean:.3f}", sbw.mean),
+                    (f"{sbw.stddev:.3f}", sbw.stddev), (f"{sbw.min:.3f}", sbw.min),
+                    (f"{sbw.max:.3f}", sbw.max),
+                    *(((f"{q * 1e3:.3f}", q * 1e3) for q in (latency.p50_s, latency.p99_s))
+                      if latency else (("-", None), ("-", None))),
+                    ("-", None), ("-", None), ("-", None),
+                ])  # fmt: skip
     specs = "\n".join(
         f'<details id="{anchor}spec-{number}"><summary>run {number}: '
         f"{escape(_run_title(doc))}</summary><pre>{escape(json.dumps(doc.run, indent=2))}"

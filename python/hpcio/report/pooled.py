@@ -18,9 +18,12 @@ _PER_ITERATION = {
     "bandwidth_mib_s": lambda p: p.bandwidth_bytes_per_s / _MIB,
     "seconds": lambda p: p.phase_time_s,
     "au_percent": lambda p: (p.metrics or {}).get("au_percent"),
+    # A mixed phase's sides (--rwmix-read): each side's bytes over the phase time.
+    "read_bandwidth_mib_s": lambda p: p.read_side and p.read_side.bandwidth_bytes_per_s / _MIB,
+    "write_bandwidth_mib_s": lambda p: p.write_side and p.write_side.bandwidth_bytes_per_s / _MIB,
 }
-#: Statistics of the phases' metrics (a workload's own figures), not of their summary.
-_OF_METRICS = ("au_percent",)
+#: Statistics of the phases' metrics (a workload's own figures) or sides, not of their summary.
+_OF_METRICS = ("au_percent", "read_bandwidth_mib_s", "write_bandwidth_mib_s")
 
 
 def has_statistic(doc: ResultDocument, phase: str, statistic: str) -> bool:

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import base64
+import statistics
 from collections.abc import Sequence
 
 from hpcio.report.grid import Grid, grid
 from hpcio.report.points import describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import headline_bandwidth_mib_s, pooled_latency
-from hpcio.results.schema import ResultDocument
+from hpcio.results.schema import ResultDocument, SideFigures
+from hpcio.results.stats import merged_latency_percentiles
 from hpcio.workloads import shown
 
 _PHASES = (("write", "Writes"), ("read", "Reads"))
+#: A mixed phase's sides (--rwmix-read): rows only where some run had one.
+_SIDES = (("read", "Mixed reads"), ("write", "Mixed writes"))
+_MIB = float(1 << 20)
 _LATENCIES = (("mean_s", "Avg."), ("p50_s", "Median"), ("p99_s", "99%"))
 _NONE = "-"
 _BANDWIDTH_TITLE = "Bandwidth (MiB/s, bytes over mean phase time)"
@@ -81,6 +87,13 @@ def bandwidth_grid(docs: Sequence[ResultDocument]) -> Grid:
             mean = headline_bandwidth_mib_s(chosen, phase) if chosen else None
             cells.append(_NONE if mean is None else f"{mean:.2f}")
         rows.append(cells)
+    for side, label in _sides_shown(docs):
+        cells = [f"{label}:"]
+        for _, group in columns:
+            sides = _sides(group, side)
+            mean = statistics.fmean(s.bandwidth_bytes_per_s for s in sides) if sides else None
+            cells.append(_NONE if mean is None else f"{mean / _MIB:.2f}")
+        rows.append(cells)
     return grid(
         _on_targets(_BANDWIDTH_TITLE, docs), ("MiB/s", *(name for name, _ in columns)), rows
     )
@@ -106,7 +119,28 @@ def latency_grid(docs: Sequence[ResultDocument]) -> Grid:
                 value = None if latency is None else getattr(latency, field) * 1e3
                 cells.append(_NONE if value is None else f"{value:.3f}")
             rows.append(cells)
+    for side, label in _sides_shown(docs):
+        merged = []
+        for _, group in columns:
+            hdrs = [base64.b64decode(s.latency_hdr_b64) for s in _sides(group, side)
+                    if s.latency_hdr_b64]  # fmt: skip
+            merged.append(merged_latency_percentiles(hdrs) if hdrs else None)
+        for field, statistic in _LATENCIES:
+            cells = [f"{label} {statistic}:"]
+            for latency in merged:
+                value = None if latency is None else getattr(latency, field) * 1e3
+                cells.append(_NONE if value is None else f"{value:.3f}")
+            rows.append(cells)
     return grid(_on_targets(_LATENCY_TITLE, docs), ("in ms", *(name for name, _ in columns)), rows)
+
+
+def _sides(group: Sequence[ResultDocument], side: str) -> list[SideFigures]:
+    """Every iteration's `side` of a mixed phase in `group`."""
+    return [s for d in group for p in d.phases if (s := getattr(p, f"{side}_side")) is not None]
+
+
+def _sides_shown(docs: Sequence[ResultDocument]) -> tuple[tuple[str, str], ...]:
+    return _SIDES if _sides(docs, "read") else ()
 
 
 def _on_targets(title: str, docs: Sequence[ResultDocument]) -> str:

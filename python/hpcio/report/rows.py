@@ -9,6 +9,7 @@ of the report's tables). They differ whenever the phase times do."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import statistics
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 from hpcio.report.cost import OBJECT_KINDS
 from hpcio.report.points import spec_fields
 from hpcio.results.schema import PhaseFigures, ResultDocument
+from hpcio.results.stats import merged_latency_percentiles
 
 _MIB = float(1 << 20)
 #: Requests that each finish one whole object on an object store.
@@ -188,6 +190,7 @@ def _metrics(doc: ResultDocument, phase: str, figures: Sequence[PhaseFigures]) -
         "op_latency_p999_s": latency.p999_s,
         "op_latency_max_s": latency.max_s,
         **_first_byte(doc, phase, figures, mean_time),
+        **_sides(figures),
         "failed_requests": sum(_failed(p) for p in figures),
         "errors": sum(p.errors for p in figures),
         "reads_may_hit_page_cache": doc.cache.reads_may_hit_page_cache if phase == "read" else None,
@@ -216,6 +219,30 @@ def _first_byte(
     if found or any(p.requests_per_s is not None for p in figures):
         requests = statistics.fmean(sum(p.requests.values()) for p in figures)
         found["requests_per_s"] = requests / mean_time if mean_time else None
+    return found
+
+
+def _sides(figures: Sequence[PhaseFigures]) -> Row:
+    """A mixed phase's reads and writes apart (`read_`/`write_` bandwidth as the phase's
+    bytes over its time, operations, latency p50 and p99 over every iteration's) and the share
+    of reads the draw made; absent in other phases."""
+    found: Row = {}
+    for name in ("read", "write"):
+        sides = [s for p in figures if (s := getattr(p, f"{name}_side")) is not None]
+        if not sides:
+            continue
+        found[f"{name}_bandwidth_mib_s"] = statistics.fmean(
+            s.bandwidth_bytes_per_s / _MIB for s in sides
+        )
+        found[f"{name}_ops_per_iteration"] = statistics.fmean(s.ops_total for s in sides)
+        hdrs = [base64.b64decode(s.latency_hdr_b64) for s in sides if s.latency_hdr_b64]
+        if hdrs:
+            latency = merged_latency_percentiles(hdrs)
+            found[f"{name}_op_latency_p50_s"] = latency.p50_s
+            found[f"{name}_op_latency_p99_s"] = latency.p99_s
+    reads, writes = found.get("read_ops_per_iteration"), found.get("write_ops_per_iteration")
+    if reads is not None and writes is not None and reads + writes:
+        found["read_share_percent"] = 100 * reads / (reads + writes)
     return found
 
 

@@ -317,6 +317,7 @@ def _notes(group: _Group, urls: Sequence[str], timed: bool, repeated: bool) -> t
                 "saturation, not the client's"
             )
         notes.extend(first_byte_note(mine, group.phase, url))
+        notes.extend(sides_note(mine, group.phase, url))
         bound = sorted(
             {per_rank_bytes(d) for d in mine if d.summary[group.phase].client_bound_iterations}
         )
@@ -361,6 +362,27 @@ def first_byte_note(docs: Sequence[ResultDocument], phase: str, url: str) -> lis
         f"time to first byte on {url} ({what}; every run and iteration): p50 "
         f"{ttfb.p50_s * 1e3:.1f} ms, p99 {ttfb.p99_s * 1e3:.1f} ms{rate}"
     ]
+
+
+def sides_note(docs: Sequence[ResultDocument], phase: str, url: str) -> list[str]:
+    """A mixed phase's reads and writes on `url` apart: each side's bandwidth (its bytes over
+    the phase time, mean over runs and iterations), p99 latency from every histogram merged,
+    and the share of reads made; nothing in other phases."""
+    said = []
+    ops = {}
+    for name in ("read", "write"):
+        sides = [s for d in docs for p in d.phases if p.phase == phase
+                 if (s := getattr(p, f"{name}_side")) is not None]  # fmt: skip
+        if not sides:
+            return []
+        ops[name] = sum(s.ops_total for s in sides)
+        bandwidth = sum(s.bandwidth_bytes_per_s for s in sides) / len(sides) / _MIB
+        hdrs = [base64.b64decode(s.latency_hdr_b64) for s in sides if s.latency_hdr_b64]
+        p99 = f" (p99 {merged_latency_percentiles(hdrs).p99_s * 1e3:.3f} ms)" if hdrs else ""
+        said.append(f"{name} {bandwidth:.1f} MiB/s{p99}")
+    total = ops["read"] + ops["write"]
+    share = f", {100 * ops['read'] / total:.0f}% of operations reads" if total else ""
+    return [f"mixed on {url}, each side's bytes over the phase time: {', '.join(said)}{share}"]
 
 
 def format_cell(value: float | None, kind: str) -> str:

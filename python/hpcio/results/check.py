@@ -49,6 +49,10 @@ def check_record(record: dict[str, Any]) -> None:
         for name in ("ttfb_get_hdr_b64", "ttfb_put_hdr_b64"):
             if phase.get(name) is not None:
                 _check_histogram(phase[name], f"phases[{index}].{name}")
+        for side in ("read_side", "write_side"):
+            encoded = (phase.get(side) or {}).get("latency_hdr_b64")
+            if encoded is not None:
+                _check_histogram(encoded, f"phases[{index}].{side}.latency_hdr_b64")
 
 
 def _check_params(run: dict[str, Any]) -> None:

@@ -140,6 +140,28 @@ class TargetFigures:
     store_failures: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
+class SideFigures:
+    """The reads or the writes of a mixed phase (--rwmix-read), all ranks: bandwidth is their
+    bytes over the phase's time, as the phase's own; latency merged over ranks as `latency`."""
+
+    bytes_total: int
+    ops_total: int
+    bandwidth_bytes_per_s: float
+    #: None where the side made no transfer (a mix of 0 or 100 percent reads).
+    latency: LatencyPercentiles | None
+    latency_hdr_b64: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SideSummary:
+    """One side of a mixed phase over all iterations."""
+
+    bytes_total: int
+    ops_total: int
+    bandwidth_mib_s: Stats
+    latency: LatencyPercentiles | None
+
+
 @dataclass(frozen=True, slots=True)
 class PhaseFigures:
     """One phase of one iteration, reduced across ranks as IOR does."""
@@ -198,6 +220,9 @@ class PhaseFigures:
     #: With several targets (run.targets), each one's figures, in the order given; empty with
     #: one target and in documents written before several were possible.
     targets: tuple[TargetFigures, ...] = ()
+    #: A mixed phase's reads and writes apart; None in other phases and older documents.
+    read_side: SideFigures | None = None
+    write_side: SideFigures | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +262,9 @@ class PhaseSummary:
     #: Over the iterations that recorded them; None where none did.
     requests_per_s: Stats | None = None
     objects_per_s: Stats | None = None
+    #: A mixed phase's reads and writes apart; None in other phases and older documents.
+    read_side: SideSummary | None = None
+    write_side: SideSummary | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,6 +433,13 @@ _NESTED: dict[tuple[str, str], type] = {
     ("RankSpread", "slowest"): RankTimes,
     ("PhaseFigures", "cpu"): CpuFigures,
     ("PhaseSummary", "latency"): LatencyPercentiles,
+    ("PhaseFigures", "read_side"): SideFigures,
+    ("PhaseFigures", "write_side"): SideFigures,
+    ("PhaseSummary", "read_side"): SideSummary,
+    ("PhaseSummary", "write_side"): SideSummary,
+    ("SideFigures", "latency"): LatencyPercentiles,
+    ("SideSummary", "latency"): LatencyPercentiles,
+    ("SideSummary", "bandwidth_mib_s"): Stats,
     **{
         ("PhaseSummary", n): Stats
         for n in (

@@ -14,7 +14,12 @@ COMMON = (
 _COMMON_DEFAULTS = {"drop_caches": False, "ranks_per_node": None}
 _EVERY = ("size_per_rank_bytes", "transfer_bytes", "in_flight", "reorder")
 _SHARED = (*_EVERY, "segments")
-_PER_RANK = {"files_per_rank": 1, "random_offsets": False, "duration_s": None}
+_PER_RANK = {
+    "files_per_rank": 1,
+    "random_offsets": False,
+    "duration_s": None,
+    "rwmix_read_pct": None,
+}
 #: Version 1 moved every byte through the engine (posix; --api came later).
 _API = {"api": "posix", "collective": False, "hints": [], "chunk_bytes": None}
 #: Version 1's pattern -> the options that meant something to it (with the defaults version

@@ -23,13 +23,15 @@ from hpcio.results.schema import (
     PhaseSummary,
     RankSpread,
     RankTimes,
+    SideFigures,
+    SideSummary,
     Stats,
     TargetFigures,
     TimeSeries,
 )
 from hpcio.results.stats import latency_percentiles, stats
 from hpcio.runner.cpu import RankCpu, phase_cpu
-from hpcio.workloads.contract import RankInfo
+from hpcio.workloads.contract import Phase, RankInfo
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
@@ -69,6 +71,10 @@ class Contribution:
                 )
 
 
+#: One side of a rank's or the phase's transfers: (bytes, operations, latency HDR or b"").
+SideTotals = tuple[int, int, builtins.bytes]
+
+
 @dataclass(frozen=True, slots=True)
 class RankFigures:
     """One rank's figures for one phase; times in ns since that rank's own t0."""
@@ -103,6 +109,9 @@ class RankFigures:
     ttfb_get_hdr: builtins.bytes = b""
     ttfb_put_hdr: builtins.bytes = b""
     opens: int = 0
+    #: The reads and the writes among the transfers: (bytes, operations, latency HDR or b"").
+    read_side: SideTotals = (0, 0, b"")
+    write_side: SideTotals = (0, 0, b"")
 
     @classmethod
     def from_engine(
@@ -146,6 +155,8 @@ class RankFigures:
             ttfb_get_hdr=figures.ttfb_get_hdr,
             ttfb_put_hdr=figures.ttfb_put_hdr,
             opens=figures.opens,
+            read_side=figures.read_side,
+            write_side=figures.write_side,
         )
 
     @property
@@ -264,6 +275,8 @@ class PhaseShare:
     ttfb_get_hdr: builtins.bytes
     ttfb_put_hdr: builtins.bytes
     opens: int
+    read_side: SideTotals
+    write_side: SideTotals
     stonewall_bytes: Fraction
     #: Bytes completed in each interval of the time series.
     done: tuple[int, ...]
@@ -303,6 +316,8 @@ class PhaseShare:
             ttfb_get_hdr=rank.ttfb_get_hdr,
             ttfb_put_hdr=rank.ttfb_put_hdr,
             opens=rank.opens,
+            read_side=rank.read_side,
+            write_side=rank.write_side,
             stonewall_bytes=rank.bytes_done_by(frame.first_end_ns or 0),
             done=tuple(done),
             series=dict(series),
@@ -329,6 +344,8 @@ class PhaseShare:
             ttfb_get_hdr=_merged_hdr([self.ttfb_get_hdr, other.ttfb_get_hdr]),
             ttfb_put_hdr=_merged_hdr([self.ttfb_put_hdr, other.ttfb_put_hdr]),
             opens=self.opens + other.opens,
+            read_side=_side_sum(self.read_side, other.read_side),
+            write_side=_side_sum(self.write_side, other.write_side),
             stonewall_bytes=self.stonewall_bytes + other.stonewall_bytes,
             done=tuple(a + b for a, b in zip(self.done, other.done, strict=True)),
             series=dict(series),
@@ -472,6 +489,7 @@ def reduced_figures(
         rows: every rank's rank_row(), in rank order.
     """
     start, phase_ns = frame.origin_ns, frame.phase_ns
+    mixed = phase == Phase.MIXED
     stonewall_ns = (frame.first_end_ns or 0) - start
     stonewall_bytes = float(share.stonewall_bytes)
     node_of = {row[0]: row[1] for row in rows}
@@ -511,6 +529,37 @@ def reduced_figures(
         objects_per_s=share.opens * _NS / phase_ns if phase_ns else 0.0,
         per_rank=per_rank,
         per_rank_spread=None if per_rank or not rows else rank_spread(rows),
+        read_side=_side_figures(share.read_side, phase_ns) if mixed else None,
+        write_side=_side_figures(share.write_side, phase_ns) if mixed else None,
+    )
+
+
+def _side_sum(a: SideTotals, b: SideTotals) -> SideTotals:
+    return (a[0] + b[0], a[1] + b[1], _merged_hdr([a[2], b[2]]))
+
+
+def _side_figures(side: SideTotals, phase_ns: int) -> SideFigures:
+    """One side of a mixed phase: its bytes over the whole phase's time, as the totals."""
+    bytes_, ops, hdr = side
+    return SideFigures(
+        bytes_total=bytes_,
+        ops_total=ops,
+        bandwidth_bytes_per_s=bytes_ * _NS / phase_ns if phase_ns else 0.0,
+        latency=_percentiles_if_any(hdr),
+        latency_hdr_b64=_b64_if_any(hdr),
+    )
+
+
+def _side_summary(sides: Sequence[SideFigures | None]) -> SideSummary | None:
+    kept = [s for s in sides if s is not None]
+    if not kept:
+        return None
+    mib = float(1 << 20)
+    return SideSummary(
+        bytes_total=kept[0].bytes_total,
+        ops_total=kept[0].ops_total,
+        bandwidth_mib_s=stats([s.bandwidth_bytes_per_s / mib for s in kept]),
+        latency=_percentiles_if_any(_merged_hdr(s.latency_hdr_b64 for s in kept)),
     )
 
 
@@ -611,6 +660,8 @@ def summarize(figures: Sequence[PhaseFigures]) -> dict[str, PhaseSummary]:
             ttfb_put=_percentiles_if_any(_merged_hdr(f.ttfb_put_hdr_b64 for f in mine)),
             requests_per_s=_stats_if_any([f.requests_per_s for f in mine]),
             objects_per_s=_stats_if_any([f.objects_per_s for f in mine]),
+            read_side=_side_summary([f.read_side for f in mine]),
+            write_side=_side_summary([f.write_side for f in mine]),
         )
     return summary
 

@@ -335,7 +335,7 @@ def _iterations(
             if laid_out is not None:
                 _phase(stage.with_run(laid_out), Phase.WRITE, iteration)
             for phase in phases:
-                if phase is Phase.READ and run.drop_caches:
+                if phase in (Phase.READ, Phase.MIXED) and run.drop_caches:
                     drops.update(_drop_caches(world, stage.who))
                 result = _phase(stage, phase, iteration)
                 if result is not None:

@@ -126,6 +126,8 @@ class RunSpec:
         if self.phases is not None:
             return "write" in self.phases
         workload = self.workload
+        if Phase.MIXED in workload.phases(self):
+            return True
         return Phase.WRITE in workload.own_phases or workload.prepare(self) is not None
 
     @property

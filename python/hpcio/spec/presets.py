@@ -35,6 +35,7 @@ def profile_run(
     drop_caches: bool = False,
     nodes: int = 1,
     reorder: bool = False,
+    rwmix_read_pct: int | None = None,
 ) -> RunSpec:
     """The run that measures `profile` on `target`.
 
@@ -55,6 +56,8 @@ def profile_run(
         drop_caches: drop the page cache on every node before each read phase (root).
         nodes: nodes the ranks run on: streaming's default is twice the RAM of each of them.
         reorder: read another rank's data (another node's when there are several; IOR -C).
+        rwmix_read_pct: one mixed phase of this percentage of reads (fio's rwmixread)
+            instead of the profile's phases; None: its phases.
 
     Raises:
         SpecError: a size too small for one transfer per rank.
@@ -88,6 +91,7 @@ def profile_run(
         files_per_rank=files,
         random_offsets=profile.order == "random",
         duration_s=duration_s,
+        rwmix_read_pct=rwmix_read_pct,
     )
     return RunSpec(
         workload=registry.WORKLOADS[profile.name],

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 class Phase(enum.StrEnum):
     WRITE = "write"
     READ = "read"
+    #: Reads and writes drawn at a mix, on the same files (fio's rwmixread).
+    MIXED = "mixed"
 
 
 @dataclass(frozen=True, slots=True)

@@ -176,6 +176,28 @@ class PlanBuilder:
         self._columns.append(_rows(op, self._key(key), runs, length))
         return self
 
+    def sides(
+        self,
+        key: str,
+        reads: np.ndarray,
+        firsts: np.ndarray,
+        counts: np.ndarray,
+        *,
+        length: int,
+        writer: int,
+    ) -> PlanBuilder:
+        """Runs of reads and writes in `key` in the order given (a mixed phase): run i reads
+        or writes `counts[i]` transfers from transfer `firsts[i]` on."""
+        n = len(reads)
+        size = np.uint64(length)
+        self._columns.append(
+            (np.where(reads, np.uint8(Op.READ), np.uint8(Op.WRITE)).astype(np.uint8),
+             np.full(n, self._key(key), np.uint32), firsts.astype(np.uint64) * size,
+             np.full(n, length, np.uint64), counts.astype(np.uint64), np.full(n, length, np.uint64),
+             np.full(n, writer, np.uint32))
+        )  # fmt: skip
+        return self
+
     def build(self, shuffle: tuple[int, int, int] | None = None) -> Plan:
         blocks = self._columns or [_rows(Op.CLOSE, 0, Runs.of(np.zeros(0, np.uint64), 1, 0), 0)]
         ops, key_index, offsets, lengths, counts, strides, writers = (

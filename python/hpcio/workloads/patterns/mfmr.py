@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from hpcio.workloads.contract import Phase
 from hpcio.workloads.patterns.mfmw import Mfmw, untimed_layout
+from hpcio.workloads.patterns.mix import mixed
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
@@ -18,6 +19,6 @@ class Mfmr(Mfmw):
     own_phases = (Phase.READ,)
 
     def prepare(self, run: RunSpec) -> RunSpec | None:
-        if run.phases is not None:
-            return None  # --phases read: the files an earlier run left
+        if run.phases is not None or mixed(run):
+            return None  # --phases read: the files an earlier run left; mixed: lay_out
         return untimed_layout(run)

@@ -1,5 +1,6 @@
 """mfmw (N-N): every rank writes its own file (or --files-per-rank files), then reads one back
-(another rank's with --reorder), in order or in a seeded random order, once or for --duration."""
+(another rank's with --reorder), in order or in a seeded random order, once or for --duration;
+with --rwmix-read, one mixed phase of reads and writes in its own files instead."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from hpcio.workloads.patterns.common import (
     read_plan,
     write_plan,
 )
+from hpcio.workloads.patterns.mix import mixed, mixed_plan
 from hpcio.workloads.patterns.params import FilePerRankParams
 from hpcio.workloads.plans import Runs
 
@@ -62,7 +64,10 @@ class Mfmw(PatternWorkload):
         # (fio's randrw) is computed by the engine from (seed, rank, phase).
         p = run.params
         shuffle = order(run, who.rank, phase)
-        if phase is Phase.WRITE:
+        if phase is Phase.MIXED:
+            per_file = file_size_bytes(run) // p.transfer_bytes
+            plan = mixed_plan(run, rank_keys(run, who.rank), per_file, who.rank, shuffle)
+        elif phase is Phase.WRITE:
             keys = rank_keys(run, who.rank)
             plan = write_plan(run, keys, file_runs(run, who.rank), shuffle)
         else:
@@ -76,9 +81,16 @@ class Mfmw(PatternWorkload):
     def owns_key(self, name: str) -> bool:
         return re.fullmatch(RANK_KEY_PATTERN, name) is not None
 
+    def phases(self, run: RunSpec) -> tuple[Phase, ...]:
+        return (Phase.MIXED,) if mixed(run) else super().phases(run)
+
     def lay_out(self, run: RunSpec) -> RunSpec | None:
         """Time-based writes rewrite a laid-out file (fio's layout), so the reads that follow
-        find every byte however far the writes got: once through, in order, untimed."""
+        find every byte however far the writes got: once through, in order, untimed. A mixed
+        phase reads the files it writes: laid out before each iteration (on an object store
+        its writes leave only the parts they wrote)."""
+        if mixed(run):
+            return untimed_layout(run)
         if run.params.duration_s is None or Phase.WRITE not in self.phases(run):
             return None
         return untimed_layout(run)
@@ -98,13 +110,34 @@ class Mfmw(PatternWorkload):
             if not p.duration_s > 0:
                 raise SpecError(f"--duration must be more than 0 seconds, got {p.duration_s:g}")
             in_parts = file_size_bytes(run) > p.transfer_bytes
-            if run.target.is_object_store and Phase.WRITE in self.phases(run) and in_parts:
+            writes = Phase.WRITE in self.phases(run) or mixed(run)
+            if run.target.is_object_store and writes and in_parts:
                 raise SpecError(
                     f"--duration: a {run.target.kind} object is written once (repeating its "
                     "parts would repeat them in its upload); time only reads, or make each "
                     "object one transfer (--files-per-rank = size per rank / transfer), which "
                     "re-PUTs it"
                 )
+
+        if mixed(run):
+            self._validate_mix(run)
+
+    def _validate_mix(self, run: RunSpec) -> None:
+        p = run.params
+        if not 0 <= p.rwmix_read_pct <= 100:
+            raise SpecError(
+                f"--rwmix-read takes the percentage of transfers that read, 0 to 100, "
+                f"got {p.rwmix_read_pct}"
+            )
+        if run.phases is not None:
+            raise SpecError(
+                "--rwmix-read makes one timed phase, mixed, of reads and writes: "
+                "drop --phases " + ",".join(run.phases)
+            )
+        if p.reorder:
+            raise SpecError("--rwmix-read reads and writes each rank's own files: drop --reorder")
+        if p.api != "posix":
+            raise SpecError(f"--rwmix-read is for --api posix (the engine), not {p.api}")
 
     def objects_written(self, run: RunSpec) -> list[Written]:
         what = "each rank's object" if run.params.files_per_rank == 1 else "each object"
@@ -116,10 +149,13 @@ class Mfmw(PatternWorkload):
     def describe(self, run: RunSpec) -> str:
         seconds = run.params.duration_s
         timed = f", each phase for {seconds:g} s" if seconds is not None else ""
-        return super().describe(run) + timed
+        mix = ""
+        if mixed(run):
+            mix = f", mixed: {run.params.rwmix_read_pct}% reads"
+        return super().describe(run) + mix + timed
 
 
 def untimed_layout(run: RunSpec) -> RunSpec:
     """The untimed write that lays out a run's files: once through, in order, fsync'd."""
-    p = dataclasses.replace(run.params, duration_s=None, random_offsets=False)
+    p = dataclasses.replace(run.params, duration_s=None, random_offsets=False, rwmix_read_pct=None)
     return dataclasses.replace(run, params=p, fsync=True, verify=False)

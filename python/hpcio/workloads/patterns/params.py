@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hpcio.options import DURATION, FLAG, PAIRS, POSITIVE, SIZE, choice, option
+from hpcio.options import DURATION, FLAG, PAIRS, POSITIVE, SIZE, WHOLE, choice, option
 from hpcio.workloads.apis import APIS, WHAT
 
 #: Transfers in flight per rank: each is an engine lane with a transfer's buffer, and a node
@@ -140,4 +140,16 @@ class FilePerRankParams(PatternParams):
         metavar="TIME",
         help="repeat each phase's transfers for this long: 30s, 5m, 1h or seconds "
         "(fio's time_based)",
+    )
+    rwmix_read_pct: int | None = option(
+        "--rwmix-read",
+        kind=WHOLE,
+        unit="%",
+        default=None,
+        metavar="PCT",
+        key="rwmix_read",
+        help="one timed phase, mixed, instead of write then read: each transfer is drawn a "
+        "read or a write from the seeded generator (--seed), PCT percent of them reads, on the "
+        "rank's own files; the files are laid out untimed before each iteration, and what "
+        "is timed is the mixed phase alone, with figures for each side",
     )

@@ -23,6 +23,7 @@ from hpcio.errors import SpecError
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import Phase
 from hpcio.workloads.patterns.mfmw import Mfmw, untimed_layout
+from hpcio.workloads.patterns.mix import mixed
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
@@ -52,9 +53,11 @@ class Profile:
     default_size_bytes: int | None
     what: str
 
-    def describe(self) -> str:
-        """One line: how the profile moves data."""
+    def describe(self, rwmix_read_pct: int | None = None) -> str:
+        """One line: how the profile moves data (with a mix: in one mixed phase)."""
         phases = " then ".join(self.phases)
+        if rwmix_read_pct is not None:
+            phases = f"reads and writes mixed ({rwmix_read_pct}% reads)"
         bypass = ", client cache bypassed" if self.bypass_cache else ""
         return (
             f"{self.order} {format_bytes(self.transfer_bytes)} {phases}, "
@@ -129,7 +132,7 @@ class ProfileWorkload(Mfmw):
         self.own_phases = tuple(Phase(p) for p in profile.phases)
 
     def prepare(self, run: RunSpec) -> RunSpec | None:
-        if Phase.WRITE in self.own_phases or run.phases is not None:
+        if Phase.WRITE in self.own_phases or run.phases is not None or mixed(run):
             return None
         return untimed_layout(run)
 
