@@ -140,6 +140,7 @@ class TargetFigures:
     store_failures: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
 class SideFigures:
     """The reads or the writes of a mixed phase (--rwmix-read), all ranks: bandwidth is their
     bytes over the phase's time, as the phase's own; latency merged over ranks as `latency`."""
