@@ -274,6 +274,20 @@ impl ObjectTarget {
         self.run(self.parts.abort_multipart(&path, &id.to_string()), "abort upload of", key)
     }
 
+    /// Aborts every upload of `key` but `id`. A create the store carried out but whose answer
+    /// was lost (a reset, a timeout) is retried by object_store, and only the retry's upload is
+    /// known here: the first stays open, billed for as long as it lives. The run holds the
+    /// target's lock, so every upload of its own key is its own. Called only when a request
+    /// failed during the create (any request of this target: a false alarm costs one LIST);
+    /// best effort, as `hpcio clean` lists and aborts whatever this misses.
+    fn abort_strays(&self, key: &str, id: &str) {
+        let Ok(listed) = self.list_uploads(key) else { return };
+        for (_, stray) in listed.into_iter().filter(|(k, other)| k == key && other != id) {
+            self.counters.add(Kind::AbortMultipart);
+            let _ = self.run(self.parts.abort_multipart(&self.path(key), &stray), "abort upload of", key);
+        }
+    }
+
     fn complete(&self, key: &str, id: &str, mut receipts: Vec<Receipt>) -> io::Result<()> {
         receipts.sort_by_key(|(index, _)| *index);
         let parts = receipts.into_iter().map(|(_, content_id)| PartId { content_id }).collect();
@@ -563,7 +577,12 @@ impl Target for ObjectTarget {
             String::from("blocks")
         } else {
             self.counters.add(Kind::CreateMultipart);
-            self.run(self.parts.create_multipart(&self.path(key)), "start upload of", key)?
+            let failed_before = self.counters.failures_total();
+            let id = self.run(self.parts.create_multipart(&self.path(key)), "start upload of", key)?;
+            if self.counters.failures_total() != failed_before {
+                self.abort_strays(key, &id);
+            }
+            id
         };
         if self.kind != "memory" {
             self.journal.record(&self.url, key, &id);
