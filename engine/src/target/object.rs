@@ -538,7 +538,7 @@ impl Target for ObjectTarget {
                 Some(e) if attempt == REMOVE_ATTEMPTS || !worth_retrying(&e) => {
                     return Err(describe(&e, "delete", &self.base));
                 }
-                Some(_) => self.runtime.block_on(tokio::time::sleep(REMOVE_BACKOFF * 2u32.pow(attempt - 1))),
+                Some(_) => std::thread::sleep(REMOVE_BACKOFF * 2u32.pow(attempt - 1)),
             }
         }
         self.remove_late_probe();
