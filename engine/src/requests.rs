@@ -133,6 +133,11 @@ impl Counters {
         self.failures[cause].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Failed answers and attempts so far, of every cause.
+    pub fn failures_total(&self) -> u64 {
+        self.failures.iter().map(|f| f.load(Ordering::Relaxed)).sum()
+    }
+
     pub fn snapshot(&self) -> Snapshot {
         let mut by_kind = [0u64; NAMES.len()];
         for shard in &self.shards {

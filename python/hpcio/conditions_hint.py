@@ -7,13 +7,40 @@ transfer that is short next to the round trip carries little (docs/cloud.md)."""
 from __future__ import annotations
 
 import math
+import re
 
+from hpcio.errors import SpecError
 from hpcio.units import format_bytes
 
 #: Below this share of the cap, a run is said not to fill the link.
 FILLED = 0.9
 #: In-flight depth the hint will not go past (patterns' MAX_IN_FLIGHT bounds it anyway).
 _MOST_IN_FLIGHT = 64
+#: A link's rate as `--link` takes it: bits a second in powers of 1000 (as links are sold),
+#: or bytes a second in powers of 1024.
+_RATE = re.compile(r"(\d+(?:\.\d+)?)\s*(Kbit|Mbit|Gbit|KiB|MiB|GiB)")
+_BYTES_PER_S = {"Kbit": 1e3 / 8, "Mbit": 1e6 / 8, "Gbit": 1e9 / 8,
+                "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}  # fmt: skip
+
+
+def link_mib_s(text: str) -> float:
+    """The cap of a link in MiB/s, from a rate ("1Gbit", "400Mbit", "119MiB", each a second)
+    or the name of a condition of conditions.toml ("cross-region").
+
+    Raises:
+        SpecError: neither a rate nor a condition's name.
+    """
+    from hpcio import conditions
+
+    if text in conditions.names():
+        return conditions.condition(text).link_mib_s
+    found = _RATE.fullmatch(text.strip())
+    if found is None or float(found[1]) <= 0:
+        raise SpecError(
+            f"--link '{text}': give the link's rate, e.g. 1Gbit, 400Mbit or 119MiB (a second), "
+            f"or a condition: {', '.join(conditions.names())}"
+        )
+    return float(found[1]) * _BYTES_PER_S[found[2]] / (1 << 20)
 
 
 def fill_hint(

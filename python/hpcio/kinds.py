@@ -86,6 +86,11 @@ class TargetKind:
     #: What may follow `scheme://` (a pattern) and the words refusing anything else; None: a
     #: path or a container and prefix, as the row's other fields say.
     url_rest: tuple[str, str] | None = None
+    #: Transfers a rank keeps in flight when the run does not say (--in-flight), within
+    #: DEFAULT_BUFFER_BYTES (`default_in_flight`). A store across a network needs several: one
+    #: request carries at most a connection's cap, and less when it is short next to the round
+    #: trip (docs/cloud.md); a file system and the in-process kinds keep one.
+    in_flight: int = 1
 
     @property
     def lasting(self) -> bool:
@@ -107,6 +112,14 @@ _GCS_NAME = (
     "3-63 lowercase letters, digits, hyphens and underscores (up to 222 with dots), starting "
     "and ending with a letter or digit",
 )
+#: Requests in flight a rank of a run on a cloud store keeps by default: 8 x 16 MiB objects or
+#: parts fill a 1 Gbit/s link 20 ms away from one rank (docs/benchmarks.md, bench/cloud_link),
+#: as the AWS CLI's 10 requests and s5cmd's 5 parts per file do.
+_STORE_IN_FLIGHT = 8
+#: The transfer buffers (in-flight depth x transfer) a rank may hold by the default depth: a
+#: larger transfer lowers the default (64 MiB parts: 2 in flight), never below one.
+DEFAULT_BUFFER_BYTES = 128 * MiB
+
 #: S3 and GCS's XML multipart API: parts of 5 MiB to 5 GiB (the last may be smaller), at most
 #: 10,000; Azure block blobs: blocks up to 4000 MiB, at most 50,000 (engine/src/target/object.rs).
 _S3_PARTS = PartLimits(min_part_bytes=5 * MiB, max_part_bytes=5 * GiB, max_parts=10_000)
@@ -122,6 +135,7 @@ _ROWS = (
     TargetKind("posix", "file", object_store=False, pricing_class="posix"),
     TargetKind(
         "s3", "s3", object_store=True, pricing_class="s3-like", priced=True, uploads="parts",
+        in_flight=_STORE_IN_FLIGHT,
         limits=_S3_PARTS,
         endpoints=(Setting("aws_endpoint", "AWS_ENDPOINT_URL"),
                    Setting("aws_endpoint", "AWS_ENDPOINT")),
@@ -138,6 +152,7 @@ _ROWS = (
     ),
     TargetKind(
         "azure", "az", object_store=True, pricing_class="azure", priced=True, uploads="blocks",
+        in_flight=_STORE_IN_FLIGHT,
         limits=_AZURE_BLOCKS,
         endpoints=(Setting("azure_storage_endpoint", "AZURE_STORAGE_ENDPOINT"),),
         credentials=(
@@ -161,6 +176,7 @@ _ROWS = (
     ),
     TargetKind(
         "gcs", "gs", object_store=True, pricing_class="s3-like", priced=True, uploads="parts",
+        in_flight=_STORE_IN_FLIGHT,
         limits=_S3_PARTS,
         endpoints=(Setting("google_base_url", "GOOGLE_BASE_URL"),),
         credentials=(
@@ -215,6 +231,18 @@ def of(name: str) -> TargetKind:
         return KINDS[name]
     except KeyError:
         raise SpecError(f"unknown target kind '{name}'; known: {', '.join(KINDS)}") from None
+
+
+def default_in_flight(name: str, transfer_bytes: int) -> int:
+    """The in-flight depth of a run on kind `name` that does not set --in-flight: the kind's
+    own, lowered so that depth x `transfer_bytes` stays within DEFAULT_BUFFER_BYTES (and at
+    least 1).
+
+    Raises:
+        SpecError: a kind this hpcio does not know.
+    """
+    depth = of(name).in_flight
+    return max(1, min(depth, DEFAULT_BUFFER_BYTES // max(1, transfer_bytes)))
 
 
 def pricing_class(name: str) -> str:

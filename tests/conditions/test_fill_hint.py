@@ -1,6 +1,9 @@
 """The hint a run that does not fill a link gets: the depth that would, from Little's law."""
 
-from hpcio.conditions_hint import FILLED, fill_hint
+import pytest
+from hpcio import conditions
+from hpcio.conditions_hint import FILLED, fill_hint, link_mib_s
+from hpcio.errors import SpecError
 
 MiB = 1 << 20
 
@@ -30,3 +33,17 @@ def test_a_hint_always_asks_for_more_than_the_run_had():
     hint = fill_hint(mib_s=80, cap_mib_s=100, ranks=2, in_flight=8, transfer_bytes=16 * MiB,
                      shared=False)  # fmt: skip
     assert hint is not None and "--in-flight 9" in hint
+
+
+def test_a_link_is_given_as_a_rate_or_a_condition():
+    assert link_mib_s("1Gbit") == pytest.approx(1e9 / 8 / MiB)
+    assert link_mib_s("400Mbit") == pytest.approx(400e6 / 8 / MiB)
+    assert link_mib_s("119MiB") == 119
+    assert link_mib_s("cross-region") == conditions.condition("cross-region").link_mib_s
+
+
+@pytest.mark.parametrize("text", ["1Gbt", "fast", "0Gbit", "-1MiB", ""])
+def test_a_link_that_is_no_rate_is_refused_in_one_line(text):
+    with pytest.raises(SpecError, match="--link") as refused:
+        link_mib_s(text)
+    assert "\n" not in str(refused.value) and "1Gbit" in str(refused.value)

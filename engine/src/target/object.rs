@@ -19,12 +19,25 @@ use object_store::path::Path;
 use object_store::{BackoffConfig, GetOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 use std::collections::BTreeMap;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// This process's probe PUT met a failure (a reset, a timeout) and was retried: the failed
+/// attempt may still land after the probe's DELETE (a stalled request a proxy or load balancer
+/// hands on late), leaving `.hpcio-probe-PID` behind. Every removal of the run's objects by
+/// this process then deletes it again. Process-wide, as the probe's key is: the probe and the
+/// removals use different `ObjectTarget`s of one process.
+static PROBE_MAY_LAND_LATE: AtomicBool = AtomicBool::new(false);
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 const TIB: u64 = 1 << 40;
+
+/// A removal of the run's objects is tried this many times, waiting REMOVE_BACKOFF, then twice
+/// as long, between tries (`remove_all`).
+const REMOVE_ATTEMPTS: u32 = 4;
+const REMOVE_BACKOFF: Duration = Duration::from_millis(250);
 
 /// Request timeout unless --store-option timeout=... says otherwise.
 const DEFAULT_TIMEOUT: &str = "600s";
@@ -252,6 +265,19 @@ impl ObjectTarget {
         Ok(())
     }
 
+    fn probe_path(&self) -> Path {
+        self.path(&format!(".hpcio-probe-{}", std::process::id()))
+    }
+
+    /// Deletes this process's probe object again where its PUT may have landed late
+    /// (PROBE_MAY_LAND_LATE); best effort: `hpcio clean` removes what this misses.
+    fn remove_late_probe(&self) {
+        if PROBE_MAY_LAND_LATE.load(Ordering::Relaxed) {
+            self.counters.add(Kind::Delete);
+            let _ = self.runtime.block_on(self.store.delete(&self.probe_path()));
+        }
+    }
+
     fn abort(&self, key: &str, id: &str) -> io::Result<()> {
         let outcome = self.abort_upload(key, id);
         if outcome.is_ok() {
@@ -274,6 +300,20 @@ impl ObjectTarget {
         self.run(self.parts.abort_multipart(&path, &id.to_string()), "abort upload of", key)
     }
 
+    /// Aborts every upload of `key` but `id`. A create the store carried out but whose answer
+    /// was lost (a reset, a timeout) is retried by object_store, and only the retry's upload is
+    /// known here: the first stays open, billed for as long as it lives. The run holds the
+    /// target's lock, so every upload of its own key is its own. Called only when a request
+    /// failed during the create (any request of this target: a false alarm costs one LIST);
+    /// best effort, as `hpcio clean` lists and aborts whatever this misses.
+    fn abort_strays(&self, key: &str, id: &str) {
+        let Ok(listed) = self.list_uploads(key) else { return };
+        for (_, stray) in listed.into_iter().filter(|(k, other)| k == key && other != id) {
+            self.counters.add(Kind::AbortMultipart);
+            let _ = self.run(self.parts.abort_multipart(&self.path(key), &stray), "abort upload of", key);
+        }
+    }
+
     fn complete(&self, key: &str, id: &str, mut receipts: Vec<Receipt>) -> io::Result<()> {
         receipts.sort_by_key(|(index, _)| *index);
         let parts = receipts.into_iter().map(|(_, content_id)| PartId { content_id }).collect();
@@ -282,6 +322,12 @@ impl ObjectTarget {
         self.journal.forget(&self.url, key, id);
         Ok(())
     }
+}
+
+/// Whether a failed request may succeed when sent again: not when the store answered that
+/// the request is wrong (credentials, permissions, a missing bucket).
+fn worth_retrying(e: &object_store::Error) -> bool {
+    !matches!(classify(e).0, io::ErrorKind::PermissionDenied | io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused)
 }
 
 /// One line a user can act on, from an object_store error.
@@ -470,19 +516,33 @@ impl Target for ObjectTarget {
 
     fn remove_all(&self, keys: &[String]) -> io::Result<usize> {
         // S3 bulk-deletes 1,000 keys a request and Azure 256; GCS sends 10 DELETEs at once.
-        // S3 does not say which keys existed, so there every key counts as removed.
-        let paths: Vec<object_store::Result<Path>> = keys.iter().map(|k| Ok(self.path(k))).collect();
-        let outcomes: Vec<_> =
-            self.runtime.block_on(self.store.delete_stream(futures::stream::iter(paths).boxed()).collect());
+        // S3 does not say which keys existed, so there every key counts as removed. object_store
+        // does not retry S3's bulk delete (a POST) after a lost connection, and a failed batch
+        // does not say which keys it held: the whole removal is tried again, a DELETE of a key
+        // already gone being harmless.
         let mut removed = 0;
-        for outcome in outcomes {
-            match outcome {
-                Ok(_) => removed += 1,
-                Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(describe(&e, "delete", &self.base)),
+        for attempt in 1..=REMOVE_ATTEMPTS {
+            let paths: Vec<object_store::Result<Path>> = keys.iter().map(|k| Ok(self.path(k))).collect();
+            let outcomes: Vec<_> =
+                self.runtime.block_on(self.store.delete_stream(futures::stream::iter(paths).boxed()).collect());
+            let mut failed = None;
+            for outcome in outcomes {
+                match outcome {
+                    Ok(_) => removed += 1,
+                    Err(object_store::Error::NotFound { .. }) => {}
+                    Err(e) => failed = Some(e),
+                }
+            }
+            match failed {
+                None => break,
+                Some(e) if attempt == REMOVE_ATTEMPTS || !worth_retrying(&e) => {
+                    return Err(describe(&e, "delete", &self.base));
+                }
+                Some(_) => std::thread::sleep(REMOVE_BACKOFF * 2u32.pow(attempt - 1)),
             }
         }
-        Ok(removed)
+        self.remove_late_probe();
+        Ok(removed.min(keys.len()))
     }
 
     fn list(&self, start: &str) -> io::Result<Vec<String>> {
@@ -533,8 +593,13 @@ impl Target for ObjectTarget {
             let first = self.runtime.block_on(async { store.list(Some(&prefix)).next().await });
             return first.map_or(Ok(()), |r| r.map(|_| ()).map_err(reason));
         }
-        let path = self.path(&format!(".hpcio-probe-{}", std::process::id()));
-        if let Err(e) = self.runtime.block_on(store.put(&path, PutPayload::from_static(b"hpcio"))) {
+        let path = self.probe_path();
+        let failed_before = self.counters.failures_total();
+        let put = self.runtime.block_on(store.put(&path, PutPayload::from_static(b"hpcio")));
+        if self.counters.failures_total() != failed_before {
+            PROBE_MAY_LAND_LATE.store(true, Ordering::Relaxed);
+        }
+        if let Err(e) = put {
             // The PUT may have landed though its answer was lost (a reset or a stall on the way
             // back): a failed probe must not leave its object behind either.
             let _ = self.runtime.block_on(store.delete(&path));
@@ -563,7 +628,12 @@ impl Target for ObjectTarget {
             String::from("blocks")
         } else {
             self.counters.add(Kind::CreateMultipart);
-            self.run(self.parts.create_multipart(&self.path(key)), "start upload of", key)?
+            let failed_before = self.counters.failures_total();
+            let id = self.run(self.parts.create_multipart(&self.path(key)), "start upload of", key)?;
+            if self.counters.failures_total() != failed_before {
+                self.abort_strays(key, &id);
+            }
+            id
         };
         if self.kind != "memory" {
             self.journal.record(&self.url, key, &id);

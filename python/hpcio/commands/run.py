@@ -129,8 +129,25 @@ def add_run_arguments(p: argparse.ArgumentParser, *, sweep: bool) -> None:
         else ""
     )
     add_output_arguments(p, "print only the summary", output_help)
+    add_link_argument(p)
     add_dry_run_argument(p)
     options.once_each(p, keep=("store_option",))
+
+
+def add_link_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--link", type=_link_mib_s, metavar="RATE",
+                   help="the cap of the link to the target (1Gbit, 400Mbit, 119MiB a second, or "
+                   "a condition of `hpcio.conditions`: cross-region): the summary says whether "
+                   "each phase filled it and, where not, the setting that would")  # fmt: skip
+
+
+def _link_mib_s(text: str) -> float:
+    from hpcio.conditions_hint import link_mib_s
+
+    try:
+        return link_mib_s(text)
+    except SpecError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--link '{text}': ")) from None
 
 
 def add_dry_run_argument(p: argparse.ArgumentParser) -> None:

@@ -102,6 +102,7 @@ def _execute(world: Comm, args: argparse.Namespace, spine: Spine, specs: list[Ru
             points=todo if spine.resumes else (),
             done_points=len(specs) - len(todo) if spine.resumes else 0,
             display=getattr(args, "display", "lines"),
+            link_mib_s=getattr(args, "link", None),
         )
         preface = spine.preface(todo) if spine.preface and todo else None
         if world.rank == 0 and preface:

@@ -8,6 +8,7 @@ import re
 import sys
 from collections.abc import Sequence
 
+from hpcio.conditions_hint import fill_hint
 from hpcio.options import declared
 from hpcio.results.schema import LatencyPercentiles, PhaseFigures, PhaseSummary, ResultDocument
 from hpcio.results.stats import headline_bandwidth_mib_s
@@ -167,6 +168,25 @@ def per_target(doc: ResultDocument) -> list[str]:
     return lines
 
 
+def link_notes(doc: ResultDocument, run: RunSpec, cap_mib_s: float) -> list[str]:
+    """Whether each phase filled a link of `cap_mib_s` (--link), and where it did not, the
+    setting that would (hpcio/conditions_hint.py)."""
+    in_flight = int(getattr(run.params, "in_flight", 1))
+    transfer = int(getattr(run.params, "transfer_bytes", 0))
+    shared = any(w.shared for w in run.workload.objects_written(run))
+    notes = []
+    for phase in doc.summary:
+        mib_s = headline_bandwidth_mib_s(doc, phase)
+        hint = fill_hint(mib_s=mib_s, cap_mib_s=cap_mib_s, ranks=doc.ranks, in_flight=in_flight,
+                         transfer_bytes=transfer, shared=shared)  # fmt: skip
+        said = hint or (
+            f"{mib_s:.0f} MiB/s is {mib_s / cap_mib_s:.2f} of the link's {cap_mib_s:.0f} MiB/s "
+            f"({doc.ranks} rank(s) x {in_flight} in flight)"
+        )
+        notes.append(f"  link: {phase}: {said}")
+    return notes
+
+
 def client_cpu(s: PhaseSummary, *, per_gib: bool = True) -> str:
     """CPU-seconds per GiB (unless not `per_gib`: a workload of calls, not bytes) and the
     fraction of a core per rank, means over iterations."""
@@ -204,6 +224,7 @@ class Console:
         points: Sequence[RunSpec] = (),
         done_points: int = 0,
         display: str = "lines",
+        link_mib_s: float | None = None,
     ) -> None:
         """
         Args:
@@ -213,8 +234,12 @@ class Console:
             done_points: a sweep's points already in its results file.
             display: over several points, "bar" (a suite's progress bar, the status line in
                 it), "lines", or "auto": a bar when stdout is a terminal (live/terminal.py).
+            link_mib_s: the cap of the link to the target (--link): each summary says whether
+                the run filled it, and the setting that would where it did not.
         """
         self._topology = topology
+        self._link_mib_s = link_mib_s
+        self._run: RunSpec | None = None
         self._quiet = quiet
         self._iterations = 1
         self._workload: Workload | None = None
@@ -248,6 +273,7 @@ class Console:
     def announce(self, run: RunSpec) -> None:
         self._iterations = run.iterations
         self._workload = run.workload
+        self._run = run
         if self._points is not None:
             self._points.announce(run)
         if not self._quiet:
@@ -263,6 +289,8 @@ class Console:
         if self._points is not None:
             self._points.finished(doc)  # labels the table below, in -q too
         lines = summary(doc).splitlines()
+        if self._link_mib_s and self._run is not None and doc.summary:
+            lines += link_notes(doc, self._run, self._link_mib_s)
         if self._points is not None:
             lines = self._once(lines)
         say("\n".join(lines))

@@ -8,11 +8,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from hpcio import kinds
 from hpcio.errors import SpecError
 from hpcio.options import FLAG, NO_FLAG, PHASES, POSITIVE, SIZE, WHOLE, declared, option
 from hpcio.spec.target import TARGET_MAPPING, TargetSpec, target_of
 from hpcio.workloads import registry, striping
 from hpcio.workloads.contract import Phase, Workload
+from hpcio.workloads.patterns.params import PatternParams
 
 #: The phase orders --phases accepts: a read phase reads what the write before it wrote.
 PHASE_ORDERS = (("write",), ("read",), ("write", "read"))
@@ -220,6 +222,7 @@ class RunSpec:
         """
         chosen = registry.get(workload) if isinstance(workload, str) else workload
         declared_params = {f.name for f in dataclasses.fields(chosen.params)}
+        settings = _with_kind_in_flight(chosen, settings)
         common = {f.name for f in dataclasses.fields(cls)} - {"workload", "params"}
         params = chosen.params(**{k: v for k, v in settings.items() if k in declared_params})
         return cls(
@@ -264,6 +267,21 @@ class RunSpec:
 def _shown(recorded: dict[str, Any]) -> str:
     endpoint = recorded.get("endpoint")
     return str(recorded["url"]) + (f"?endpoint={endpoint}" if endpoint else "")
+
+
+def _with_kind_in_flight(workload: Workload, settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` with a pattern's in-flight depth set from its target's kind when not given
+    (hpcio/kinds.py: 8 on cloud stores, within a 128 MiB buffer budget; 1 elsewhere), so the
+    document records the depth that ran."""
+    target = settings.get("target")
+    if "in_flight" in settings or target is None or not issubclass(workload.params, PatternParams):
+        return settings
+    transfer = settings.get("transfer_bytes", _default(PatternParams, "transfer_bytes"))
+    return {**settings, "in_flight": kinds.default_in_flight(target.kind, transfer)}
+
+
+def _default(params: type, name: str) -> Any:
+    return next(f.default for f in dataclasses.fields(params) if f.name == name)
 
 
 def params_record(params: Any) -> dict[str, Any]:
