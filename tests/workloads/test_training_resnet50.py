@@ -123,6 +123,20 @@ def test_fewer_files_than_ranks_is_one_line(hpcio, target_dir, file_url, error_l
     )
 
 
+@pytest.mark.parametrize(("datagen", "batch"), [("resnet50-datagen", 400), ("bert-datagen", 48)])
+def test_datagen_of_fewer_files_than_ranks_names_its_own_training(
+    hpcio, target_dir, file_url, error_line, datagen, batch
+):
+    done = hpcio("train", datagen, "--target", file_url(target_dir), "-n", 2, "--samples", 1,
+                 "--dry-run")  # fmt: skip
+    assert done.returncode == 2
+    name = datagen.removesuffix("-datagen")
+    assert error_line(done) == (
+        f"hpcio: error: --samples 1: {name} on 2 rank(s) needs 2 or more even at --batch 1 (two "
+        f"steps per rank: AU leaves the first out), and 2 at its default --batch {batch}"
+    )
+
+
 # DLIO's own workload files (configs/workload/), as DLIO 2.0.0 ships them.
 RESNET50_H100 = """\
 model:

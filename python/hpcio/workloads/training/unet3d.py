@@ -352,13 +352,20 @@ class Unet3dDatagen(_Unet3dBase):
         # A data set that unet3d on the same ranks refuses at every --batch (two steps of one
         # sample per rank, AU leaving the first out) is refused before it is written. One that
         # only the default --batch refuses is not: training it with a smaller batch is usual.
-        needed = 2 * run.ranks
+        model = run.params.MODEL
+        per_file = model.samples.samples_per_file
+
+        def files_for(batch: int) -> int:
+            # A file of many samples (records) is one rank's: at least a file a rank.
+            least = run.ranks if per_file > 1 else 1
+            return max(least, -(-2 * batch * run.ranks // per_file))
+
+        needed = files_for(1)
         if run.params.samples < needed:
             raise SpecError(
-                f"--samples {run.params.samples}: unet3d on {run.ranks} rank(s) needs {needed} "
-                f"or more even at --batch 1 (two steps per rank: AU leaves the first out), and "
-                f"{2 * TrainParams().batch * run.ranks} at its default --batch "
-                f"{TrainParams().batch}"
+                f"--samples {run.params.samples}: {model.name} on {run.ranks} rank(s) needs "
+                f"{needed} or more even at --batch 1 (two steps per rank: AU leaves the first "
+                f"out), and {files_for(model.batch)} at its default --batch {model.batch}"
             )
 
     def body(self, run: RunSpec, phase: Phase, who: RankInfo) -> Body:
