@@ -331,12 +331,18 @@ class _Unet3dBase(Workload):
     def _mean_bytes(self, run: RunSpec) -> int:
         return int(data_set(run).file_bytes().mean())
 
+    def _unit(self, run: RunSpec) -> str:
+        return "file" if run.params.MODEL.samples.samples_per_file > 1 else "sample"
+
+    def _writer(self, run: RunSpec) -> str:
+        return "np.savez" if run.params.MODEL.samples.format == "npz" else "the TFRecord writer"
+
     def _datagen_memory(self, run: RunSpec, ranks_per_node: int) -> MemoryNeed:
         largest = int(data_set(run).file_bytes().max())
         return MemoryNeed(
             ranks_per_node * 2 * largest,
-            f"{ranks_per_node} rank(s) x the largest sample ({format_bytes(largest)}) and its "
-            "array while np.savez builds it",
+            f"{ranks_per_node} rank(s) x the largest {self._unit(run)} "
+            f"({format_bytes(largest)}) and its array while {self._writer(run)} builds it",
             "--scale small",
         )
 
@@ -379,8 +385,14 @@ class Unet3dDatagen(_Unet3dBase):
 
     def describe(self, run: RunSpec) -> str:
         p = run.params
+        kind = p.MODEL.samples
+        what = (
+            f"{kind.format} file(s) of {kind.samples_per_file} sample(s) each"
+            if (kind.samples_per_file > 1)
+            else f"{kind.format} sample(s)"
+        )
         return (
-            f"{p.samples} npz sample(s), {format_bytes(self._mean_bytes(run))} mean "
+            f"{p.samples} {what}, {format_bytes(self._mean_bytes(run))} mean "
             f"({p.scale} scale), {format_bytes(self.stored_bytes(run))} in all"
         )
 
