@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from hpcio.report.grid import Grid, grid
 from hpcio.report.points import describe, point_key, spec_fields, varying_fields
 from hpcio.report.pooled import headline_bandwidth_mib_s, pooled_latency
-from hpcio.results.schema import ResultDocument, SideFigures
+from hpcio.results.schema import LatencyPercentiles, ResultDocument, SideFigures
 from hpcio.results.stats import merged_latency_percentiles
 from hpcio.workloads import shown
 
@@ -113,25 +113,27 @@ def latency_grid(docs: Sequence[ResultDocument]) -> Grid:
             pooled_latency(chosen, phase) if (chosen := _with_phase(group, phase)) else None
             for _, group in columns
         ]
-        for field, statistic in _LATENCIES:
-            cells = [f"{label} {statistic}:"]
-            for latency in latencies:
-                value = None if latency is None else getattr(latency, field) * 1e3
-                cells.append(_NONE if value is None else f"{value:.3f}")
-            rows.append(cells)
+        rows.extend(_latency_rows(label, latencies))
     for side, label in _sides_shown(docs):
         merged = []
         for _, group in columns:
             hdrs = [base64.b64decode(s.latency_hdr_b64) for s in _sides(group, side)
                     if s.latency_hdr_b64]  # fmt: skip
             merged.append(merged_latency_percentiles(hdrs) if hdrs else None)
-        for field, statistic in _LATENCIES:
-            cells = [f"{label} {statistic}:"]
-            for latency in merged:
-                value = None if latency is None else getattr(latency, field) * 1e3
-                cells.append(_NONE if value is None else f"{value:.3f}")
-            rows.append(cells)
+        rows.extend(_latency_rows(label, merged))
     return grid(_on_targets(_LATENCY_TITLE, docs), ("in ms", *(name for name, _ in columns)), rows)
+
+
+def _latency_rows(label: str, latencies: Sequence[LatencyPercentiles | None]) -> list[list[str]]:
+    """A row per statistic (mean, p50, ...) of `label`, a cell in ms per column."""
+    rows = []
+    for field, statistic in _LATENCIES:
+        cells = [f"{label} {statistic}:"]
+        for latency in latencies:
+            value = None if latency is None else getattr(latency, field) * 1e3
+            cells.append(_NONE if value is None else f"{value:.3f}")
+        rows.append(cells)
+    return rows
 
 
 def _sides(group: Sequence[ResultDocument], side: str) -> list[SideFigures]:

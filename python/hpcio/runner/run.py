@@ -241,7 +241,7 @@ class _RunFacts:
         status: str,
     ) -> ResultDocument:
         run, topo = self.run, self.topology
-        reads = Phase.READ in run.workload.phases(run)
+        reads = bool({Phase.READ, Phase.MIXED} & set(run.workload.phases(run)))
         cache = cache_record(
             run, run.workload, topo.nodes, node_ram_bytes(), reads, self.read_ceiling
         )
