@@ -143,6 +143,7 @@ def _read_in_child(path: Path) -> tuple[dict[str, int], bool]:
             [sys.executable, "-c", _READER, str(path)],
             capture_output=True,
             text=True,
+            errors="replace",  # a damaged log's reader may print its garbage bytes
             timeout=_READ_TIMEOUT_S,
             check=False,
         )
