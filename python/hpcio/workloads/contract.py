@@ -8,13 +8,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hpcio import _engine
 from hpcio.errors import SpecError
 from hpcio.options import declared
 from hpcio.units import format_bytes
 from hpcio.workloads.plans import Plan
 
 if TYPE_CHECKING:
+    from hpcio import _engine
     from hpcio.results.schema import PhaseFigures
     from hpcio.spec.model import RunSpec
 

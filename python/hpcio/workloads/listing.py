@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hpcio import _engine
 from hpcio.options import POSITIVE, SIZE, choice, option
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import (
@@ -25,6 +24,7 @@ from hpcio.workloads.contract import (
     Workload,
     Written,
 )
+from hpcio.workloads.native import _engine
 from hpcio.workloads.plans import Op, PlanBuilder, Runs
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcio import _engine
+from hpcio.workloads.native import _engine
 
 
 class Op(enum.IntEnum):

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hpcio import _engine
 from hpcio.errors import SpecError
 from hpcio.options import POSITIVE, SIZE, option
 from hpcio.units import format_bytes
@@ -25,6 +24,7 @@ from hpcio.workloads.contract import (
     RankInfo,
     Workload,
 )
+from hpcio.workloads.native import _engine
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec

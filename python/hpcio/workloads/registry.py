@@ -134,3 +134,9 @@ def moves_data_set(workload: str) -> bool:
     """Whether each phase of a workload's documents moves its whole data set."""
     found = WORKLOADS.get(workload)
     return found is None or found.moves_data_set
+
+
+def shows_bandwidth(workload: str) -> bool:
+    """Whether a workload's documents belong in the bandwidth tables and plots."""
+    found = WORKLOADS.get(workload)
+    return found is None or found.shows_bandwidth

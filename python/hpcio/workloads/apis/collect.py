@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from hpcio import _engine
 from hpcio.workloads import apis, double_buffer
 from hpcio.workloads.apis.library_walk import Layout, check, mpi_info
 from hpcio.workloads.contract import CollectBody, Context, Phase, PythonBody
+from hpcio.workloads.native import _engine
 from hpcio.workloads.plans import Op
 
 _TAG = 7302

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from hpcio import _engine
 from hpcio.workloads import apis
 from hpcio.workloads.contract import Context, PythonBody
+from hpcio.workloads.native import _engine
 from hpcio.workloads.plans import Op, Plan
 
 #: The one variable (or dataset) of a library's file: the file's bytes, as IOR's HDF5 and

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hpcio import _engine
 from hpcio.errors import SpecError
 from hpcio.options import POSITIVE, SIZE, choice, option
 from hpcio.units import format_bytes
@@ -44,6 +43,7 @@ from hpcio.workloads.contract import (
     Written,
 )
 from hpcio.workloads.inference import safetensors_format as st
+from hpcio.workloads.native import _engine
 from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hpcio import _engine
+from hpcio.workloads.native import _engine
 from hpcio.workloads.plans import Op
 
 if TYPE_CHECKING:

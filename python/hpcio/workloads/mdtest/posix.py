@@ -9,9 +9,9 @@ import shutil
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hpcio import _engine
 from hpcio.workloads.mdtest.phases import PhaseClock
 from hpcio.workloads.mdtest.tree import TOP, Tree
+from hpcio.workloads.native import _engine
 
 if TYPE_CHECKING:
     from hpcio.workloads.contract import Context

@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hpcio import _engine
 from hpcio.errors import SpecError
 from hpcio.options import DURATION, FLAG, POSITIVE, SIZE_OR_ZERO, WHOLE, choice, option
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import Body, Context, Phase, PythonBody, RankInfo, Workload
 from hpcio.workloads.mdtest import objects, posix, rates
 from hpcio.workloads.mdtest.tree import TOP, Tree
+from hpcio.workloads.native import _engine
 
 if TYPE_CHECKING:
     from hpcio.results.schema import PhaseFigures

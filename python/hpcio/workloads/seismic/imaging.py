@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hpcio import _engine
 from hpcio.errors import SpecError
 from hpcio.options import SIZE, option
 from hpcio.units import format_bytes
@@ -33,6 +32,7 @@ from hpcio.workloads.contract import (
     RankInfo,
     Workload,
 )
+from hpcio.workloads.native import _engine
 from hpcio.workloads.seismic import stores, velocity
 from hpcio.workloads.seismic import volume as volumes
 from hpcio.workloads.seismic.libraries import compressors, count_requests, timed

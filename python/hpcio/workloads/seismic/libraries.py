@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from hpcio import _engine, kinds
+from hpcio import kinds
 from hpcio.workloads.contract import Context
+from hpcio.workloads.native import _engine
 from hpcio.workloads.seismic import stores, velocity
 from hpcio.workloads.seismic.layout import Box, Layout
 

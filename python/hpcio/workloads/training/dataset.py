@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcio import _engine
+from hpcio.workloads.native import _engine
 from hpcio.workloads.patterns.common import DIRECT_ALIGN
 from hpcio.workloads.training import tfrecord
 

@@ -13,8 +13,8 @@ from dataclasses import asdict
 
 import numpy as np
 
-from hpcio import _engine
 from hpcio.workloads.contract import Background, Context
+from hpcio.workloads.native import _engine
 from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
 from hpcio.workloads.training.dataset import (
     TRAIN_FOLDER,
