@@ -1,12 +1,14 @@
 """The one run spine every run-making command ends in (run, sweep, profile, train, replay,
-checkpoint): a command declares its flags and turns arguments into specs; `run` checks the
-common arguments, prints a dry run, launches or joins the MPI job and, on every rank, runs the
-specs with live output, rank 0 printing the command's closing table."""
+checkpoint, suite): a command declares its flags and turns arguments into specs; `run` checks
+the common arguments, prints a dry run, launches or joins the MPI job (or one job per group of
+a suite's points) and, on every rank, runs the specs with live output, rank 0 printing the
+command's closing table."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import stat
 import sys
@@ -56,6 +58,31 @@ class Spine:
     #: Called on every rank after the runs, or with stopped=True when they were stopped
     #: (a checkpoint removes the shards its saves kept for its loads).
     after: Callable[[Comm, list[RunSpec], bool], None] | None = None
+    #: The runs have their own ranks and ranks per node (a suite's points): each group of
+    #: one size runs in its own MPI launch (`--group`, add_group_arguments), resuming from -o
+    #: as a sweep does, with one progress over every run.
+    grouped: bool = False
+    #: What the line counting a grouped command's runs names ("small at scale small").
+    title: str = ""
+    #: Runs the command leaves out, one line each: said before a dry run and the runs.
+    left_out: Sequence[str] = ()
+
+
+def add_group_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of a command whose runs go in groups (Spine.grouped)."""
+    parser.add_argument(
+        "--display",
+        choices=("auto", "bar", "lines"),
+        default="auto",
+        help="progress: a bar on a terminal, one line per point otherwise (auto)",
+    )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="record every operation, one file per rank beside the results (RESULTS.trace/RUN/)",
+    )
+    # One MPI launch per (ranks, ranks per node): the parent passes the group it launched.
+    parser.add_argument("--group", help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace, argv: Sequence[str], spine: Spine) -> int:
@@ -66,11 +93,16 @@ def run(args: argparse.Namespace, argv: Sequence[str], spine: Spine) -> int:
     """
     from hpcio.runner.launch import launch_or_join
 
-    if args.ranks is not None and args.ranks < 1:
-        raise SpecError(f"-n must be at least 1, got {args.ranks}")
-    todo = spine.specs(args.ranks or 1)  # validates options before anything starts
+    ranks_given = getattr(args, "ranks", None)  # a grouped command's runs say their own
+    if ranks_given is not None and ranks_given < 1:
+        raise SpecError(f"-n must be at least 1, got {ranks_given}")
+    todo = spine.specs(ranks_given or 1)  # validates options before anything starts
     if args.dry_run:
-        return dry_run(spine.command, todo)
+        _say_left_out(spine)
+        return dry_run(spine.command, pending(todo, args.output) if spine.grouped else todo)
+    if spine.grouped:
+        check_output(args.output)
+        return _run_grouped(args, argv, spine, todo)
     if spine.resumes and not args.output:
         raise SpecError(f"{spine.command} needs -o FILE: it appends there and resumes from it")
     check_output(args.output)
@@ -147,6 +179,148 @@ def _execute(world: Comm, args: argparse.Namespace, spine: Spine, specs: list[Ru
             spine.closing(docs)
         sys.stdout.flush()
     return 0
+
+
+def _run_grouped(
+    args: argparse.Namespace, argv: Sequence[str], spine: Spine, specs: list[RunSpec]
+) -> int:
+    """Outside MPI: each group of runs of one size still to do, in one launch of this same
+    command (`--group RANKS:PER_NODE`; a group of one rank runs here, without MPI). Inside a
+    launched group, or an MPI job started by hand: this job's share of them."""
+    from hpcio.runner import launch
+    from hpcio.runner.world import inside_mpi_job
+
+    if args.group is not None or inside_mpi_job():
+        group = _parse_group(args.group) if args.group is not None else None
+        return launch.join(
+            lambda world: _execute_group(world, args, spine, specs, group),
+            group[0] if group is not None else None,
+            f"--group {args.group}",
+        )
+    from hpcio.spec.suite import group_points
+    from hpcio.spec.sweep import resume
+
+    todo = resume(specs, args.output)
+    print(
+        f"hpcio {spine.command}: {spine.title}: {len(specs)} points, "
+        f"{len(specs) - len(todo)} already in {args.output}, {len(todo)} to run",
+        flush=True,
+    )
+    _say_left_out(spine)
+    if not todo:
+        return 0
+    display = _chosen_display(args.display)
+
+    def announce(ranks: int, per_node: int | None, points: list[RunSpec]) -> None:
+        layout = f", {per_node} per node" if per_node else ""
+        print(f"hpcio {spine.command}: {ranks} rank(s){layout}: {len(points)} point(s)", flush=True)
+
+    def group_argv(ranks: int, per_node: int | None) -> list[str]:
+        return [*argv, "--group", f"{ranks}:{per_node or 0}", "--display", display]
+
+    code = launch.launch_groups(
+        group_points(todo),
+        args.output,
+        group_argv,
+        lambda world, group: _execute_group(world, args, spine, specs, group, display),
+        announce,
+        terminal_width=display == "bar",
+    )
+    if code:
+        return code
+    print(f"hpcio {spine.command}: done; {len(specs)} points in {args.output}", flush=True)
+    return 0
+
+
+def _execute_group(
+    world: Comm,
+    args: argparse.Namespace,
+    spine: Spine,
+    specs: list[RunSpec],
+    group: tuple[int, int | None] | None,
+    display: str | None = None,
+) -> int:
+    """Run this job's share of the runs still to do; rank 0 shows progress over every run of
+    the command and appends the documents."""
+    from hpcio.live.progress import SuiteProgress, phase_calls, point_work
+    from hpcio.live.status import drawn_by
+    from hpcio.runner.sweep import run_all
+    from hpcio.spec.sweep import resume
+
+    todo: list[RunSpec] = []
+    progress = None
+    chosen = None
+    if world.rank == 0:
+        remaining = resume(specs, args.output)
+        if group is not None:
+            todo = [p for p in remaining if (p.ranks, p.ranks_per_node) == group]
+        else:
+            # Launched by hand (`mpiexec -n 4 hpcio suite run ...`): the runs of this size.
+            todo = [p for p in remaining if p.ranks == world.size]
+            if len(todo) < len(remaining):
+                print(
+                    f"hpcio {spine.command}: {len(remaining) - len(todo)} point(s) need another "
+                    f"number of ranks than this job's {world.size}; run the {spine.command} "
+                    "again for them",
+                    flush=True,
+                )
+        chosen = _chosen_display(display or args.display)
+        progress = SuiteProgress(
+            total_points=len(specs),
+            done_points=len(specs) - len(remaining),
+            total_work=sum(map(point_work, specs)),
+            done_work=sum(map(point_work, specs)) - sum(map(point_work, remaining)),
+            work=point_work,
+            phase_calls=phase_calls,
+            display=chosen,
+        )
+    todo = world.bcast(todo)
+    if args.trace:
+        todo = [dataclasses.replace(point, trace=True) for point in todo]
+    # A bar owns the terminal's last line: the phases' status line goes into it.
+    drawing = (
+        drawn_by(progress.status) if progress and chosen == "bar" else contextlib.nullcontext()
+    )
+    try:
+        with drawing:
+            run_all(
+                world,
+                todo,
+                args.output,
+                progress.phase if progress else None,
+                progress.announce if progress else None,
+                progress.finished if progress else None,
+            )
+    finally:
+        if progress:
+            progress.close()
+    return 0
+
+
+def _chosen_display(display: str) -> str:
+    if display == "auto":
+        return "bar" if sys.stdout.isatty() else "lines"
+    return display
+
+
+def _say_left_out(spine: Spine) -> None:
+    for line in spine.left_out:
+        print(f"hpcio {spine.command}: left out: {line}")
+
+
+def _parse_group(text: str) -> tuple[int, int | None]:
+    try:
+        ranks, per_node = (int(part) for part in text.split(":"))
+    except ValueError:
+        raise SpecError(f"--group takes RANKS:PER_NODE, got '{text}'") from None
+    return ranks, per_node or None
+
+
+def pending(specs: Sequence[RunSpec], output: str | None) -> list[RunSpec]:
+    """The runs without a complete document in `output` (interrupted ones run again)."""
+    from hpcio.spec.sweep import pending as without_documents
+
+    return without_documents(specs, results_io.done_runs(output) if output else [])
 
 
 def dry_run(command: str, specs: Sequence[RunSpec]) -> int:
