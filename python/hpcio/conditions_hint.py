@@ -51,12 +51,27 @@ def fill_hint(
     in_flight: int,
     transfer_bytes: int,
     shared: bool,
+    phase_s: float = 0.0,
+    commit_s: float = 0.0,
 ) -> str | None:
     """None when `mib_s` is at least FILLED of `cap_mib_s`; else one sentence naming the
     setting that would fill it: --in-flight N (per rank), and for a shared object's parts
-    also a larger --part-size when the parts are small."""
+    also a larger --part-size when the parts are small. A shared object's write phase ends
+    with the upload's completion (`commit_s` of the phase's `phase_s`), which the store
+    spends assembling the parts: when the parts alone filled the link, the sentence says
+    that no client setting shortens it."""
     if cap_mib_s <= 0 or mib_s >= FILLED * cap_mib_s:
         return None
+    if shared and 0 < commit_s < phase_s:
+        parts_mib_s = mib_s * phase_s / (phase_s - commit_s)
+        if parts_mib_s >= FILLED * cap_mib_s:
+            return (
+                f"{mib_s:.0f} MiB/s is {mib_s / cap_mib_s:.2f} of the link's {cap_mib_s:.0f} "
+                f"MiB/s, but the parts alone moved at {parts_mib_s:.0f} MiB/s "
+                f"({parts_mib_s / cap_mib_s:.2f}): completing the upload took {commit_s:.2f} s "
+                f"of the phase's {phase_s:.2f} s, the store's own work, which more in flight "
+                "does not shorten; more data per object (--size-per-rank) spreads it"
+            )
     streams = max(1, ranks * in_flight)
     per_stream = mib_s / streams
     if per_stream <= 0:

@@ -47,3 +47,18 @@ def test_a_link_that_is_no_rate_is_refused_in_one_line(text):
     with pytest.raises(SpecError, match="--link") as refused:
         link_mib_s(text)
     assert "\n" not in str(refused.value) and "1Gbit" in str(refused.value)
+
+
+def test_a_shared_upload_whose_parts_filled_the_link_is_told_its_completion_is_the_stores():
+    # 8 s of parts at 96 MiB/s, then 0.6 s completing: 89 MiB/s over the phase.
+    hint = fill_hint(mib_s=96 * 8 / 8.6, cap_mib_s=100, ranks=1, in_flight=8,
+                     transfer_bytes=16 * MiB, shared=True, phase_s=8.6, commit_s=0.6)  # fmt: skip
+    assert hint is not None and "--in-flight" not in hint
+    assert "the parts alone moved at 96 MiB/s (0.96)" in hint
+    assert "completing the upload took 0.60 s of the phase's 8.60 s" in hint
+
+
+def test_a_shared_upload_whose_parts_fell_short_is_told_the_depth():
+    hint = fill_hint(mib_s=60 * 8 / 8.6, cap_mib_s=100, ranks=1, in_flight=8,
+                     transfer_bytes=16 * MiB, shared=True, phase_s=8.6, commit_s=0.6)  # fmt: skip
+    assert hint is not None and "--in-flight 13 would" in hint and "completing" not in hint

@@ -87,3 +87,29 @@ def test_a_shared_object_over_several_targets_is_refused(pattern):
     )  # fmt: skip
     with pytest.raises(SpecError, match="one shared object"):
         run.validate()
+
+
+@pytest.mark.parametrize("command", [
+    ("train", "unet3d"), ("checkpoint", "llama3-8b"), ("profile", "streaming"),
+    ("replay", "x.darshan"),
+])  # fmt: skip
+def test_a_command_that_takes_one_target_refuses_several_in_one_line(hpcio, command):
+    done = hpcio(*command, "--target", "null://?delay=1ms,null://?delay=2ms")
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("hpcio: error: target 'null://?delay=1ms,null://?delay=2ms': several")
+    assert "give this command one" in line
+
+
+def test_tune_with_more_targets_than_ranks_is_refused(hpcio):
+    done = hpcio("tune", "--target", "null://?delay=1ms,null://?delay=2ms")
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("hpcio: error: --target: 2 targets need at least 2 ranks "
+                                   "(rank r uses target r mod 2); use -n 2 or more")  # fmt: skip
+
+
+def test_env_describes_each_of_several_targets(hpcio):
+    done = hpcio("env", "--target", "null://?delay=1ms,null://?delay=2ms")
+    assert done.returncode == 0, done.stderr
+    assert "target      null://?delay=1ms (null)" in done.stdout
+    assert "target      null://?delay=2ms (null)" in done.stdout

@@ -119,3 +119,31 @@ def test_two_azurite_containers_share_the_ranks(azure_server, tmp_path, hpcio):
     for container in (azure_server.bucket, other):
         left = service.get_container_client(container).list_blobs(name_starts_with=prefix)
         assert [b.name for b in left] == []
+
+
+def test_env_checks_each_target_and_tune_runs_on_all_of_them(s3_server, tmp_path, hpcio):
+    client = s3_server.client()
+    other = "hpcio-test-four"
+    client.create_bucket(Bucket=other)
+    prefix = tmp_path.name
+    targets = f"{s3_server.url(prefix)},s3://{other}/{prefix}"
+    checked = hpcio("env", "--target", targets, env=s3_server.environ())
+    assert checked.returncode == 0, checked.stderr
+    assert f"target      {s3_server.url(prefix)} (s3)" in checked.stdout
+    assert f"target      s3://{other}/{prefix} (s3)" in checked.stdout
+    missing = hpcio("env", "--target", f"{targets},s3://hpcio-no-such-bucket/{prefix}",
+                    env=s3_server.environ())  # fmt: skip
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == (f"hpcio: error: target s3://hpcio-no-such-bucket/{prefix}: "
+                                      "the bucket or container does not exist")  # fmt: skip
+
+    out = tmp_path / "tune.jsonl"
+    tuned = hpcio("tune", "-n", "2", "--target", targets, "--in-flight-range", "1..2",
+                  "--transfer-range", "8MiB..8MiB", "--size-per-rank", "16MiB", "-o", out,
+                  env=s3_server.environ())  # fmt: skip
+    assert tuned.returncode == 0, tuned.stderr
+    assert f"mfmw write on {targets}, 2 rank(s)" in tuned.stdout
+    docs = _documents(out)
+    assert docs and all(len(d["phases"][0]["targets"]) == 2 for d in docs)
+    for bucket in (s3_server.bucket, other):
+        assert _s3_keys(client, bucket, prefix) == []

@@ -3,8 +3,10 @@
 //! counting them here lets each phase say whether the store limited the run.
 
 use async_trait::async_trait;
+use http_body_util::BodyExt;
 use object_store::client::{
-    HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
+    HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpResponseBody, HttpService,
+    ReqwestConnector,
 };
 use object_store::ClientOptions;
 use crate::first_byte::Answered;
@@ -37,7 +39,7 @@ impl HttpService for CountingService {
     async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
         let answered = answered_of(&req);
         let sent = Instant::now();
-        let response = self.inner.execute(req).await;
+        let response = self.inner.execute(req).await.map(|r| self.counting_body(r));
         // The response future resolves once the status line and headers are in: for a GET,
         // before its body; for a PUT, once the store has taken the whole body.
         if let (Some(answered), Ok(_)) = (answered, &response) {
@@ -68,7 +70,23 @@ impl HttpService for CountingService {
     }
 }
 
-/// The FAILURES slot of a request that got no answer. hyper reports a connection the store
+impl CountingService {
+    /// The response with its body watched: object_store resumes a GET whose body was cut
+    /// mid-way (a reset, a stall) with a GET of the rest, inside its retry limits, and that
+    /// failure never reaches `call` as an error. Each is counted here, by cause, as retried.
+    fn counting_body(&self, response: HttpResponse) -> HttpResponse {
+        let counters = self.counters.clone();
+        response.map(|body| {
+            HttpResponseBody::new(body.map_err(move |e| {
+                counters.failed(failure_of_error(e.kind()));
+                counters.retried.fetch_add(1, Ordering::Relaxed);
+                e
+            }))
+        })
+    }
+}
+
+/// The FAILURES slot of a request that got no answer (or whose answer's body broke off). hyper reports a connection the store
 /// closed before answering as Request (an incomplete message) and a reset one as Interrupted:
 /// both are the store dropping the connection.
 fn failure_of_error(kind: HttpErrorKind) -> usize {

@@ -274,7 +274,24 @@ impl ObjectTarget {
     fn remove_late_probe(&self) {
         if PROBE_MAY_LAND_LATE.load(Ordering::Relaxed) {
             self.counters.add(Kind::Delete);
-            let _ = self.runtime.block_on(self.store.delete(&self.probe_path()));
+            let _ = self.delete_retrying(&self.store, &self.probe_path());
+        }
+    }
+
+    /// One object's DELETE, tried as a removal of the run's objects is (REMOVE_ATTEMPTS):
+    /// object_store does not retry S3's delete (sent as a POST) after a lost connection, and a
+    /// probe or a lock whose DELETE met one reset would fail the run or leave its object.
+    /// Whether the object was there (S3 does not say: true).
+    fn delete_retrying(&self, store: &Arc<dyn ObjectStore>, path: &Path) -> object_store::Result<bool> {
+        let mut attempt = 1;
+        loop {
+            match self.runtime.block_on(store.delete(path)) {
+                Ok(()) => return Ok(true),
+                Err(object_store::Error::NotFound { .. }) => return Ok(false),
+                Err(e) if attempt == REMOVE_ATTEMPTS || !worth_retrying(&e) => return Err(e),
+                Err(_) => std::thread::sleep(REMOVE_BACKOFF * 2u32.pow(attempt - 1)),
+            }
+            attempt += 1;
         }
     }
 
@@ -507,11 +524,8 @@ impl Target for ObjectTarget {
 
     fn remove(&self, key: &str) -> io::Result<bool> {
         self.counters.add(Kind::Delete);
-        match self.runtime.block_on(self.store.delete(&self.path(key))) {
-            Ok(()) => Ok(true),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(describe(&e, "delete", &format!("{}/{}", self.base, self.path(key)))),
-        }
+        self.delete_retrying(&self.store, &self.path(key))
+            .map_err(|e| describe(&e, "delete", &format!("{}/{}", self.base, self.path(key))))
     }
 
     fn remove_all(&self, keys: &[String]) -> io::Result<usize> {
@@ -602,10 +616,10 @@ impl Target for ObjectTarget {
         if let Err(e) = put {
             // The PUT may have landed though its answer was lost (a reset or a stall on the way
             // back): a failed probe must not leave its object behind either.
-            let _ = self.runtime.block_on(store.delete(&path));
+            let _ = self.delete_retrying(store, &path);
             return Err(reason(e));
         }
-        self.runtime.block_on(store.delete(&path)).map_err(reason)
+        self.delete_retrying(store, &path).map(|_| ()).map_err(reason)
     }
 
     fn warm(&self, connections: usize) -> usize {

@@ -13,7 +13,7 @@ from typing import Any
 
 from hpcio.commands.run import add_store_option_argument, store_options
 from hpcio.errors import SpecError, TargetError
-from hpcio.spec.target import TargetSpec
+from hpcio.spec.target import TargetSpec, parse_targets
 from hpcio.units import format_bytes
 
 HELP = "check the machine: MPI, launcher, engine build, I/O libraries, and a target's storage"
@@ -45,13 +45,14 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     if args.target is not None and not args.target.strip():
         raise SpecError("--target is empty: give a URL, e.g. --target file:///scratch/me")
-    target = None
+    targets: tuple[TargetSpec, ...] = ()
     if args.target:
-        target = TargetSpec.from_url(args.target, **store_options(args.store_option))
-        aliases = _ALIASES.get(target.kind, {})
-        target = TargetSpec.from_url(
-            args.target, **{aliases.get(k.lower(), k): v for k, v in target.options.items()}
-        )
+        given = parse_targets(args.target, **store_options(args.store_option))
+        targets = tuple(
+            TargetSpec.from_url(t.url, **{_ALIASES.get(t.kind, {}).get(k.lower(), k): v
+                                          for k, v in t.options.items()})
+            for t in given
+        )  # fmt: skip
     facts: dict[str, Any] = {
         "software": machine.software(),
         "node": {
@@ -60,17 +61,24 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
             "memory_bytes": pagecache.node_ram_bytes(),
         },
     }
-    problem = None
-    if target is not None:
-        facts["target"] = machine.storage(target)
-        problem = usable(target)
-        facts["target"]["problem"] = problem
+    problems = []
+    checked = []
+    for target in targets:
+        found = machine.storage(target)
+        found["problem"] = problem = usable(target)
+        checked.append(found)
+        if problem is not None:
+            problems.append(f"target {target.url}: {problem}")
+    if checked:
+        facts["target"] = checked[0]
+    if len(checked) > 1:
+        facts["targets"] = checked
     if args.format == "json":
         print(json.dumps(facts, indent=2))
     else:
         print("\n".join(text_lines(facts)))
-    if problem is not None:
-        raise TargetError(f"target {target.url}: {problem}")  # type: ignore[union-attr]
+    if problems:
+        raise TargetError("; ".join(problems))
     return 0
 
 
@@ -126,9 +134,9 @@ def text_lines(facts: dict[str, Any]) -> list[str]:
         f"node        {node['hostname']}: {node['cores']} core(s) for this process, "
         f"{format_bytes(node['memory_bytes'])} of memory"
     )
-    target = facts.get("target")
-    if target is not None:
-        lines += _target_lines(target)
+    for target in facts.get("targets") or [facts.get("target")]:
+        if target is not None:
+            lines += _target_lines(target)
     return lines
 
 

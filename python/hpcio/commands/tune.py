@@ -21,12 +21,11 @@ from hpcio.commands.run import (
     add_dry_run_argument,
     add_output_arguments,
     common_settings,
-    store_options,
+    target_settings,
 )
 from hpcio.errors import SpecError
 from hpcio.options import COUNT_RANGE, FLAG, SIZE, SIZE_RANGE, choice, declared, option
 from hpcio.spec.model import RunSpec
-from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes
 from hpcio.workloads import registry
 
@@ -42,6 +41,12 @@ HELP = "find the in-flight depth and transfer size that fill the path to a targe
 GAIN = 0.10
 PATIENCE = 2
 _MIB = float(1 << 20)
+
+
+def _where(doc: ResultDocument) -> str:
+    """The run's target, or its targets comma-separated (--target A,B)."""
+    several = doc.run.get("targets") or [doc.run["target"]]
+    return ",".join(t["url"] for t in several)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -212,7 +217,7 @@ def point_spec(args: argparse.Namespace, tune: TuneSettings, ranks: int, point: 
     depth, transfer = point
     settings: dict[str, object] = {
         **common_settings(args),
-        "target": TargetSpec.from_url(args.target, **store_options(args.store_option)),
+        **target_settings(args),
         "ranks": ranks,
         "phases": ("write",) if tune.phase == "write" else ("write", "read"),
         "size_per_rank_bytes": size_per_rank(tune, point),
@@ -329,7 +334,7 @@ def closing_lines(
         return ["hpcio tune: no point was measured"]
     measured = {point_of(d): (bandwidth_of(d, tune.phase), d) for d in docs}
     lines = [
-        f"hpcio tune: {tune.pattern} {tune.phase} on {docs[0].run['target']['url']}, "
+        f"hpcio tune: {tune.pattern} {tune.phase} on {_where(docs[0])}, "
         f"{docs[0].ranks} rank(s); {len(measured)} of {len(grid(tune))} grid points measured "
         f"in {elapsed_s(docs):.1f} s",
         f"  {'in-flight':>9}  {'transfer':>9}  {'MiB/s':>9}  {'TTFB p50 (ms)':>13}  "
@@ -422,7 +427,7 @@ def write_plot(tune: TuneSettings, docs: Sequence[ResultDocument], directory: Pa
     axes.set_xscale("log", base=2)
     axes.set_xlabel("in-flight depth per rank")
     axes.set_ylabel(f"{tune.phase} bandwidth (MiB/s)")
-    axes.set_title(f"hpcio tune: {tune.pattern} {tune.phase} on {docs[0].run['target']['url']}")
+    axes.set_title(f"hpcio tune: {tune.pattern} {tune.phase} on {_where(docs[0])}")
     axes.legend(title="transfer")
     axes.grid(True, alpha=0.3)
     written = []

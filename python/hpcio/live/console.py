@@ -168,6 +168,10 @@ def per_target(doc: ResultDocument) -> list[str]:
     return lines
 
 
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
 def link_notes(doc: ResultDocument, run: RunSpec, cap_mib_s: float) -> list[str]:
     """Whether each phase filled a link of `cap_mib_s` (--link), and where it did not, the
     setting that would (hpcio/conditions_hint.py)."""
@@ -177,8 +181,14 @@ def link_notes(doc: ResultDocument, run: RunSpec, cap_mib_s: float) -> list[str]
     notes = []
     for phase in doc.summary:
         mib_s = headline_bandwidth_mib_s(doc, phase)
+        figures = [f for f in doc.phases if f.phase == phase]
+        # A shared object's write phase closes by completing its upload (rank 0, the store
+        # assembling the parts): that part of the phase is the store's, not the link's.
+        commit_s = _mean([f.close_time_s for f in figures]) if phase == "write" else 0.0
         hint = fill_hint(mib_s=mib_s, cap_mib_s=cap_mib_s, ranks=doc.ranks, in_flight=in_flight,
-                         transfer_bytes=transfer, shared=shared)  # fmt: skip
+                         transfer_bytes=transfer, shared=shared,
+                         phase_s=_mean([f.phase_time_s for f in figures]),
+                         commit_s=commit_s)  # fmt: skip
         said = hint or (
             f"{mib_s:.0f} MiB/s is {mib_s / cap_mib_s:.2f} of the link's {cap_mib_s:.0f} MiB/s "
             f"({doc.ranks} rank(s) x {in_flight} in flight)"

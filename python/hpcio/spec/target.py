@@ -54,8 +54,13 @@ class TargetSpec:
         as file:// the way IOR's -o, fio's --directory and mdtest's -d take it).
 
         Raises:
-            SpecError: an unknown scheme or a relative path.
+            SpecError: an unknown scheme, a relative path, or several targets (a comma).
         """
+        if "," in url:
+            raise SpecError(
+                f"target '{url}': several targets (comma-separated) are for `hpcio run`, "
+                "`sweep`, `tune`, `env` and `clean`; give this command one"
+            )
         if url.startswith("/"):
             url = "file://" + url
         parsed = urlparse(url)
