@@ -141,11 +141,16 @@ def run_cli(
 #: Subcommands that only read documents and write files or stdout: no mpiexec, no signal
 #: handler, no atexit lock, no os._exit, no environment change. They run in pytest's own process
 #: (a `python -m hpcio` costs about 0.2 s of imports; the unit suite starts over a hundred).
-IN_PROCESS_COMMANDS = frozenset({"report", "compare", "cost", "template", "trace", "darshan"})
+IN_PROCESS_COMMANDS = frozenset(
+    {"report", "compare", "cost", "template", "trace", "darshan", "completion", "man"}
+)
 #: Subcommands that check their options in pytest's process and, once they pass, run as a real
 #: process: everything before runner/launch.py's entries (parse, validate, probe -o) is safe
 #: here; what comes after starts mpiexec, sets signal handlers, takes locks, may os._exit.
-CHECKED_IN_PROCESS_COMMANDS = frozenset({"run", "sweep", "suite", "profile"})
+#: Every run-making command ends in commands/spine.run, whose launch is one of those entries.
+CHECKED_IN_PROCESS_COMMANDS = frozenset(
+    {"run", "sweep", "suite", "profile", "train", "checkpoint", "replay", "tune"}
+)
 #: runner/launch.py's entries, through which every command starts running.
 _LAUNCH_ENTRIES = ("launch_or_join", "launch_groups", "join")
 

@@ -7,13 +7,6 @@ MiB = 1 << 20
 V1_DOCUMENTS = Path(__file__).parent / "data" / "v1" / "file-1rank.jsonl"
 
 
-@pytest.fixture
-def hpcio(hpcio_process):
-    """Every case here on a real `python -m hpcio` process: the exit codes and the one stderr
-    line users get, with no traceback (elsewhere report, compare and cost run in-process)."""
-    return hpcio_process
-
-
 SOME_DIRECTORY = "file:///tmp"
 RUN_1MiB = ("run", "--size-per-rank", "1MiB", "--target", SOME_DIRECTORY)
 
@@ -38,12 +31,26 @@ RUN_1MiB = ("run", "--size-per-rank", "1MiB", "--target", SOME_DIRECTORY)
             ("sweep", "--pattern", "mfmw", "--sizes", "1MiB:2MiB", "--target", SOME_DIRECTORY),
             id="sweep-without-output",
         ),
+        pytest.param(("run", "-n", "two", *RUN_1MiB[1:]), id="run-argparse"),
+        pytest.param(("template", "lsf", "--nodes", "1"), id="template-kind"),
+        pytest.param(
+            ("train", "unet3d", "--target", SOME_DIRECTORY, "--accelerator", "tpu"),
+            id="train-bad-choice",
+        ),
+        pytest.param(
+            ("checkpoint", "llama3-8b", "--target", SOME_DIRECTORY, "--transfer", "-16MiB"),
+            id="checkpoint-bad-size",
+        ),
+        pytest.param(("completion", "fish"), id="completion"),
+        pytest.param(("man", "extra"), id="man"),
     ],
 )
 def test_in_process_cli_gives_what_a_process_gives(hpcio_in_process, hpcio_process, args):
-    # The in-process shortcut of the unit tests is only worth having if it cannot hide a change.
-    in_process = hpcio_in_process(*args, stop_at_launch=args[0] in ("run", "sweep"))
+    # The in-process shortcut of the unit tests (conftest.run_cli_fast: every case below this
+    # one) is only worth having if it cannot hide a change: this sample keeps real processes.
+    in_process = hpcio_in_process(*args, stop_at_launch=True)  # none of them gets that far
     assert in_process == hpcio_process(*args)
+    assert "Traceback" not in in_process.stderr
 
 
 def test_in_process_cli_stops_where_a_run_would_start(hpcio_in_process, target_dir, file_url):

@@ -12,7 +12,7 @@ from hostile_cases import CASES
 
 #: Commands that only read or write their own output: in pytest's process (conftest).
 _CHECKED_HERE = {"run", "sweep", "suite", "profile", "report", "compare", "cost", "template",
-                 "trace", "darshan"}  # fmt: skip
+                 "trace", "darshan", "completion", "man"}  # fmt: skip
 #: Commands refused before they launch anything: in pytest's process, stopped at a launch.
 _STOPPED_AT_LAUNCH = {"train", "checkpoint", "replay", "tune"}
 #: Commands that start no MPI, set no signal handler and leave no atexit hook (clean deletes
@@ -63,14 +63,38 @@ def _snapshot(root: Path) -> dict[str, bytes | None]:
     }
 
 
+#: Cases that also run as a real `python -m hpcio` process, a few of the commands refused in
+#: pytest's process above: the exit code, the lines and nothing left, as a user gets them
+#: (tests/test_cli_errors.py compares the two ways on another sample).
+PROCESS_SAMPLE = {"run": (0, 80), "report": (0,), "template": (0,), "darshan": (0,),
+                  "completion": (0,), "train": (5,), "clean": (0,)}  # fmt: skip
+
+
+def _sample():
+    for command, numbers in PROCESS_SAMPLE.items():
+        for number in numbers:
+            yield pytest.param(CASES[command][number], id=f"{command}-{number}")
+
+
 @pytest.mark.parametrize("case", list(_params()))
 def test_hostile_invocation_is_refused_cleanly(
     case, places, tmp_path, hpcio, hpcio_in_process, hpcio_process
 ):
+    _refused_cleanly(case, places, tmp_path, hpcio, hpcio_in_process, hpcio_process)
+
+
+@pytest.mark.parametrize("case", list(_sample()))
+def test_a_sample_is_refused_cleanly_by_a_real_process(case, places, tmp_path, hpcio_process):
+    _refused_cleanly(case, places, tmp_path, hpcio_process, hpcio_process, hpcio_process)
+
+
+def _refused_cleanly(case, places, tmp_path, hpcio, hpcio_in_process, hpcio_process):
     args = [word.format(**places) for word in case]
     before, children = _snapshot(tmp_path), _children()
     command = args[0]
-    if command in _CHECKED_HERE:
+    if hpcio is hpcio_process:
+        done = hpcio_process(*args)
+    elif command in _CHECKED_HERE:
         done = hpcio(*args)
     elif command in _WHOLLY_HERE:
         done = hpcio_in_process(*args)

@@ -50,8 +50,9 @@ COMMANDS = {
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_the_same_output_without_the_engine(name, tmp_path):
-    with_engine = _hpcio(*COMMANDS[name], no_engine=False, cwd=tmp_path)
+def test_the_same_output_without_the_engine(name, tmp_path, hpcio_in_process):
+    # With the engine, in pytest's process (tests/test_cli_errors.py holds that to a process's).
+    with_engine = hpcio_in_process(*COMMANDS[name])
     without = _hpcio(*COMMANDS[name], no_engine=True, cwd=tmp_path)
     assert with_engine.returncode == 0, with_engine.stderr
     assert with_engine.stdout.strip()
@@ -74,7 +75,9 @@ def test_the_same_html_page_without_the_engine(tmp_path):
     assert b"<svg" in pages[0] or b"data:image" in pages[0]
 
 
-def test_cost_prices_a_document_from_its_footprint_without_the_engine(hpcio, tmp_path):
+def test_cost_prices_a_document_from_its_footprint_without_the_engine(
+    hpcio, hpcio_in_process, tmp_path
+):
     """A document written now says what its run stored (its footprint): `hpcio cost` prices
     it from the document alone, the same as from its workload, in a process without the
     engine (and so without the workload registry, which imports it)."""
@@ -91,9 +94,6 @@ def test_cost_prices_a_document_from_its_footprint_without_the_engine(hpcio, tmp
     assert doc.footprint is not None
     assert facts_of(doc) == run_facts(RunSpec.from_dict(doc.run))
     args = ("cost", out, "--as", "s3", "--format", "json")
-    without, alone = (
-        _hpcio(*args, no_engine=True, cwd=tmp_path),
-        _hpcio(*args, no_engine=False, cwd=tmp_path),
-    )
+    without, alone = _hpcio(*args, no_engine=True, cwd=tmp_path), hpcio_in_process(*args)
     assert without.returncode == 0, without.stderr
     assert without.stdout == alone.stdout
