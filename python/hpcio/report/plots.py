@@ -23,11 +23,12 @@ from hpcio.report.points import (
     per_rank_bytes,
     point_key,
     spec_fields,
+    target_label,
     varying_fields,
 )
 from hpcio.report.pooled import iterations_of, pooled_stats
 from hpcio.results import hdr
-from hpcio.results.schema import ResultDocument
+from hpcio.results.schema import ResultDocument, TimeSeries
 from hpcio.units import format_bytes
 from hpcio.workloads import shown
 
@@ -65,6 +66,8 @@ MIN_INTERVALS = 2
 PNG_DPI = 150
 #: Above this ratio of largest to smallest value a y axis is logarithmic.
 LOG_Y_ABOVE = 20.0
+#: Small panels over time per row of the figure: three fit a page's width and stay readable.
+OVER_TIME_COLUMNS = 3
 _LINESTYLES = ("-", "--", ":", "-.")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
@@ -166,8 +169,8 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
             plots.append(
                 Plot(
                     f"over-time-{phase}",
-                    f"{phase} over time: MiB/s and p99 latency per interval",
-                    over_time(series_by_point(drawn, phase), phase),
+                    f"{phase} over time per run kind: MiB/s and p99 latency per interval",
+                    over_time(panels_by_kind(drawn, phase), phase),
                 )
             )
     for phase in _phases(docs):
@@ -310,32 +313,95 @@ def latency_cdf(series: Sequence[Series], phase: str) -> Figure:
     return figure
 
 
-def over_time(series: Sequence[Series], phase: str) -> Figure:
-    """The first iteration of each point's `phase` over time: MiB/s completed in each interval
+@dataclass(frozen=True, slots=True)
+class Panel:
+    """One run kind's small panel over time: a title naming what sets the kind apart from the
+    others, and its lines, each a legend label and one phase iteration's series."""
+
+    title: str
+    lines: tuple[tuple[str, TimeSeries], ...]
+
+
+def panels_by_kind(docs: Sequence[ResultDocument], phase: str) -> list[Panel]:
+    """One panel per run kind (the same workload and settings, targets aside) of the documents
+    whose `phase` has a series. Inside a kind the lines are its targets, each its last run's
+    first iteration; a kind measured on one target draws its iterations instead. Titles and
+    legends name only what differs: between the kinds, and between a panel's lines."""
+    kinds: dict[PointKey, list[ResultDocument]] = {}
+    for doc in docs:
+        if any(p.phase == phase and p.series for p in doc.phases):
+            kinds.setdefault(point_key(doc.run, without=("target",)), []).append(doc)
+    titled = [name for name in varying_fields(d.run for d in docs) if name != "target"]
+    panels = []
+    for kind in kinds.values():
+        title = describe(spec_fields(kind[0].run), titled or ["workload"])
+        points = _groups(kind, phase, ())
+        if len(points) > 1:
+            lines = tuple(
+                (target_label(point[-1].run), _first_timed(point[-1], phase))
+                for point in points.values()
+            )
+        else:
+            timed = [(i, p) for i, d in enumerate(kind) for p in d.phases
+                     if p.phase == phase and p.series]  # fmt: skip
+            lines = tuple(
+                (
+                    f"run {run + 1} iteration {p.iteration}"
+                    if len(kind) > 1
+                    else f"iteration {p.iteration}",
+                    p.series,
+                )
+                for run, p in timed
+                if p.series is not None
+            )
+        panels.append(Panel(title, lines))
+    return panels
+
+
+def over_time(panels: Sequence[Panel], phase: str) -> Figure:
+    """Each run kind's `phase` over time as small multiples: MiB/s completed in each interval
     (top) and the p99 latency of the operations completed in it (bottom, log), so a stall or
-    a cache filling up shows where a mean hides it."""
+    a cache filling up shows where a mean hides it. The y axes are shared across the panels,
+    so heights compare; each panel's x axis is its own runs' time, so a short run is not
+    squeezed into a corner of a long one's."""
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(7.0, 5.5), layout="constrained")
-    rate, tail = figure.subplots(2, 1, sharex=True)
-    for index, one in enumerate(series):
-        first = next(p for p in one.docs[-1].phases if p.phase == phase and p.series)
-        assert first.series is not None
-        step = first.series.interval_s
-        starts = [i * step for i in range(len(first.series.mib_s))]
-        style = _line_style(index if one.colour is None else one.colour)
-        rate.plot(starts, first.series.mib_s, drawstyle="steps-post", label=one.label, **style)
-        p99 = [float("nan") if v is None else v * 1e3 for v in first.series.p99_s]
-        tail.plot(starts, p99, drawstyle="steps-post", **style)
-    rate.set_ylabel(f"{phase} MiB/s")
-    rate.set_ylim(bottom=0)
-    tail.set_ylabel("p99 per-op latency (ms)")
-    tail.set_yscale("log")
-    tail.set_xlabel("seconds from the phase's start (first iteration)")
-    for axes in (rate, tail):
-        axes.grid(True, which="both", alpha=0.3)
-    _legend(rate)
+    columns = min(len(panels), OVER_TIME_COLUMNS)
+    rows = -(-len(panels) // columns)
+    figure = Figure(figsize=(3.6 * columns + 1.0, 4.2 * rows + 0.4), layout="constrained")
+    grid = figure.add_gridspec(2 * rows, columns)
+    first_rate: Axes | None = None
+    first_tail: Axes | None = None
+    for at, panel in enumerate(panels):
+        row, column = divmod(at, columns)
+        rate = figure.add_subplot(grid[2 * row, column], sharey=first_rate)
+        tail = figure.add_subplot(grid[2 * row + 1, column], sharex=rate, sharey=first_tail)
+        first_rate, first_tail = first_rate or rate, first_tail or tail
+        for index, (label, series) in enumerate(panel.lines):
+            starts = [i * series.interval_s for i in range(len(series.mib_s))]
+            style = _line_style(index)
+            rate.plot(starts, series.mib_s, drawstyle="steps-post", label=label, **style)
+            p99 = [float("nan") if v is None else v * 1e3 for v in series.p99_s]
+            tail.plot(starts, p99, drawstyle="steps-post", **style)
+        rate.set_title(panel.title, fontsize="small", wrap=True)
+        rate.set_ylim(bottom=0)
+        rate.tick_params(labelbottom=False)
+        tail.set_yscale("log")
+        tail.set_xlabel("s from the phase's start", fontsize="small")
+        if column == 0:
+            rate.set_ylabel(f"{phase} MiB/s")
+            tail.set_ylabel("p99 per-op latency (ms)")
+        for axes in (rate, tail):
+            axes.grid(True, which="both", alpha=0.3)
+            axes.tick_params(labelsize="small")
+        if len(panel.lines) > 1:
+            rate.legend(fontsize="x-small", loc="lower right")
     return figure
+
+
+def _first_timed(doc: ResultDocument, phase: str) -> TimeSeries:
+    """The series of the first iteration of `phase` that has one (the caller made sure)."""
+    return next(p.series for p in doc.phases if p.phase == phase and p.series is not None)
 
 
 def latency_quantiles_s(
