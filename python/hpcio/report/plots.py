@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 import re
+import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +70,12 @@ PNG_DPI = 150
 LOG_Y_ABOVE = 20.0
 #: Small panels over time per row of the figure: three fit a page's width and stay readable.
 OVER_TIME_COLUMNS = 3
+#: A small panel's title wraps at this many characters, so neighbours' titles never overlap.
+PANEL_TITLE_CHARS = 42
+#: Labels up to this long fit two to a row of a legend under the axes.
+LEGEND_TWO_COLUMNS_CHARS = 45
+#: Height a row of the legend under the axes adds to the figure (small font, 150 dpi).
+LEGEND_ROW_INCHES = 0.22
 _LINESTYLES = ("-", "--", ":", "-.")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
@@ -206,11 +214,26 @@ def series_by_point(
     """Documents with `phase`, one series per point with the x-axis field (`without`) left
     out. Labels name the pattern, the target and whatever else differs between series."""
     dropped = () if without is None else (without,)
-    legend_fields = _shown_fields(docs, phase, dropped)
-    return [
-        Series(describe(spec_fields(group[0].run), legend_fields), tuple(group))
-        for group in _groups(docs, phase, dropped).values()
-    ]
+    groups = list(_groups(docs, phase, dropped).values())
+    labels = distinguishing_labels([group[0].run for group in groups], dropped)
+    return [Series(label, tuple(group)) for label, group in zip(labels, groups, strict=True)]
+
+
+def distinguishing_labels(
+    runs: Sequence[Mapping[str, Any]], dropped: Sequence[str] = ()
+) -> list[str]:
+    """Each run named by what tells it apart from the others: its workload and its target
+    where those differ, then the fields that differ between the runs of its own workload (a
+    profile beside IOzone is named 'streaming', not by every param the two do not share).
+    `dropped` fields (a plot's x axis) are never named."""
+    varying = [name for name in varying_fields(runs) if name not in dropped]
+    first = [name for name in ("workload", "target") if name in varying]
+    labels = []
+    for run in runs:
+        kin = [other for other in runs if other.get("workload") == run.get("workload")]
+        own = [n for n in varying_fields(kin) if n not in dropped and n not in first]
+        labels.append(describe(spec_fields(run), first + own or ["workload"]))
+    return labels
 
 
 def _groups(
@@ -305,6 +328,7 @@ def latency_cdf(series: Sequence[Series], phase: str) -> Figure:
             **_line_style(index if one.colour is None else one.colour),
         )
     axes.set_xscale("log")
+    _few_minor_labels(axes)
     axes.set_xlabel(f"{phase} per-op latency (s)")
     axes.set_ylabel("fraction of operations")
     axes.set_ylim(0, 1.01)
@@ -313,13 +337,17 @@ def latency_cdf(series: Sequence[Series], phase: str) -> Figure:
     return figure
 
 
+#: A line over time: its legend label and the series it draws.
+Line = tuple[str, TimeSeries]
+
+
 @dataclass(frozen=True, slots=True)
 class Panel:
     """One run kind's small panel over time: a title naming what sets the kind apart from the
     others, and its lines, each a legend label and one phase iteration's series."""
 
     title: str
-    lines: tuple[tuple[str, TimeSeries], ...]
+    lines: tuple[Line, ...]
 
 
 def panels_by_kind(docs: Sequence[ResultDocument], phase: str) -> list[Panel]:
@@ -331,10 +359,9 @@ def panels_by_kind(docs: Sequence[ResultDocument], phase: str) -> list[Panel]:
     for doc in docs:
         if any(p.phase == phase and p.series for p in doc.phases):
             kinds.setdefault(point_key(doc.run, without=("target",)), []).append(doc)
-    titled = [name for name in varying_fields(d.run for d in docs) if name != "target"]
+    titles = distinguishing_labels([kind[0].run for kind in kinds.values()], ("target",))
     panels = []
-    for kind in kinds.values():
-        title = describe(spec_fields(kind[0].run), titled or ["workload"])
+    for title, kind in zip(titles, kinds.values(), strict=True):
         points = _groups(kind, phase, ())
         if len(points) > 1:
             lines = tuple(
@@ -342,18 +369,7 @@ def panels_by_kind(docs: Sequence[ResultDocument], phase: str) -> list[Panel]:
                 for point in points.values()
             )
         else:
-            timed = [(i, p) for i, d in enumerate(kind) for p in d.phases
-                     if p.phase == phase and p.series]  # fmt: skip
-            lines = tuple(
-                (
-                    f"run {run + 1} iteration {p.iteration}"
-                    if len(kind) > 1
-                    else f"iteration {p.iteration}",
-                    p.series,
-                )
-                for run, p in timed
-                if p.series is not None
-            )
+            lines = _iteration_lines(kind, phase)
         panels.append(Panel(title, lines))
     return panels
 
@@ -383,7 +399,7 @@ def over_time(panels: Sequence[Panel], phase: str) -> Figure:
             rate.plot(starts, series.mib_s, drawstyle="steps-post", label=label, **style)
             p99 = [float("nan") if v is None else v * 1e3 for v in series.p99_s]
             tail.plot(starts, p99, drawstyle="steps-post", **style)
-        rate.set_title(panel.title, fontsize="small", wrap=True)
+        rate.set_title(textwrap.fill(panel.title, PANEL_TITLE_CHARS), fontsize="small")
         rate.set_ylim(bottom=0)
         rate.tick_params(labelbottom=False)
         tail.set_yscale("log")
@@ -397,6 +413,20 @@ def over_time(panels: Sequence[Panel], phase: str) -> Figure:
         if len(panel.lines) > 1:
             rate.legend(fontsize="x-small", loc="lower right")
     return figure
+
+
+def _iteration_lines(runs: Sequence[ResultDocument], phase: str) -> tuple[Line, ...]:
+    """Every iteration of one point's runs that has a series to draw, each its own line. An
+    iteration under MIN_INTERVALS is one flat step: nothing to see, only a legend entry."""
+    lines = []
+    for number, doc in enumerate(runs, start=1):
+        for figures in doc.phases:
+            series = figures.series
+            if figures.phase != phase or series is None or len(series.mib_s) < MIN_INTERVALS:
+                continue
+            which = f"iteration {figures.iteration}"
+            lines.append((f"run {number} {which}" if len(runs) > 1 else which, series))
+    return tuple(lines)
 
 
 def _first_timed(doc: ResultDocument, phase: str) -> TimeSeries:
@@ -503,8 +533,38 @@ def _line_style(index: int) -> dict[str, Any]:
 
 
 def _legend(axes: Axes) -> None:
-    if axes.get_legend_handles_labels()[0]:
-        axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    """Under the axes and their tick labels, the figure grown to hold it: beside them a legend
+    takes the width the lines need, and on a phone's narrow page the plot would shrink to a
+    strip."""
+    handles, labels = axes.get_legend_handles_labels()
+    if not labels:
+        return
+    columns = 2 if max(len(label) for label in labels) <= LEGEND_TWO_COLUMNS_CHARS else 1
+    figure = axes.get_figure(root=True)
+    assert figure is not None
+    width, height = figure.get_size_inches()
+    figure.set_size_inches(width, height + LEGEND_ROW_INCHES * -(-len(labels) // columns))
+    # "outside": the constrained layout makes room below every axes' decorations.
+    figure.legend(handles, labels, fontsize="small", loc="outside lower center", ncols=columns)
+
+
+def _few_minor_labels(axes: Axes) -> None:
+    """On a log x axis spanning less than two decades matplotlib labels every minor tick
+    (2, 3, 4, 6 x 10^k), and the labels run into each other: label only 2 and 5 x 10^k, and
+    only where fewer than two powers of ten are in view to label the axis."""
+    from matplotlib.ticker import LogFormatterSciNotation
+
+    class TwoAndFive(LogFormatterSciNotation):
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            low, high = sorted(self.axis.get_view_interval()) if self.axis else (0.0, 0.0)
+            if low > 0 and math.floor(math.log10(high)) - math.ceil(math.log10(low)) >= 1:
+                return ""
+            mantissa = x / 10 ** math.floor(math.log10(x) + 1e-9) if x > 0 else 0.0
+            if round(mantissa) not in (2, 5) or abs(mantissa - round(mantissa)) > 1e-6:
+                return ""
+            return str(super().__call__(x, pos))
+
+    axes.xaxis.set_minor_formatter(TwoAndFive(labelOnlyBase=False, minor_thresholds=(2, 2)))
 
 
 def _first_series(doc: ResultDocument, phase: str) -> tuple[float, ...] | None:
