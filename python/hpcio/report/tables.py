@@ -33,8 +33,9 @@ _MIB = float(1 << 20)
 #: field that differs between runs gives them tables of their own.
 _ROW_AND_COLUMN_FIELDS = ("workload", "target", "ranks", "size_per_rank_bytes", "ranks_per_node")
 #: Settings a suite may make per target that a table then says in a note, not its title.
-_PER_TARGET_FIELDS = ("transfer_bytes", "fsync")
+_PER_TARGET_FIELDS = ("transfer_bytes", "fsync", "in_flight")
 _PER_TARGET_WHY = {
+    "in_flight": " (requests in flight per rank: an object store's default is deeper)",
     "transfer_bytes": " (a transfer is at most the size per rank)",
     "fsync": " (an object store's write is durable at its commit: counted as fsync)",
 }
