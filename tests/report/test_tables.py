@@ -362,3 +362,19 @@ def test_each_targets_own_depth_does_not_split_the_table(tmp_path, hpcio):
     assert [t["title"] for t in tables] == [f"sfmw write {on_both}", f"sfmw read {on_both}"]
     notes = " ".join(tables[0]["notes"])
     assert f"in flight 1 on {recorded.T1.as_uri()}; in flight 8 on s3://hpcio-test/v1" in notes
+
+
+def test_an_axis_across_two_targets_names_each_target_once(tmp_path, hpcio):
+    """--across api over a directory and a bucket: a table per target, its title naming the
+    target once ("on URL, by api"), never again as what sets it apart."""
+    s3 = json.loads((V1 / "s3-2ranks.jsonl").read_text().splitlines()[0])
+    posix = json.loads(json.dumps(s3))
+    posix["run"]["target"] = {"url": recorded.T1.as_uri(), "kind": "posix", "options": []}
+    path = tmp_path / "apis.jsonl"
+    path.write_text(json.dumps(posix) + "\n" + json.dumps(s3) + "\n")
+    titles = [t["title"] for t in json.loads(report(hpcio, "json", path, "--across", "api"))]
+    assert titles == [
+        f"sfmw {phase} on {url}, by api"
+        for url in (recorded.T1.as_uri(), "s3://hpcio-test/v1")
+        for phase in ("write", "read")
+    ]

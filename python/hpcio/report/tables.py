@@ -180,6 +180,8 @@ def _table(
     title = f"{name} {phase} on {', '.join(urls)}"
     if across != "target":
         title += f", by {across}"
+    # The title already names the targets ("on URL"): a target told apart again would repeat it.
+    varying = [name for name in varying if name != "target"]
     if varying:
         title += ": " + ", ".join(describe(fields, [name]) for name in varying)
     # A time-based run's phases, and a replay's, move other than File Size: show what moved.
