@@ -378,3 +378,24 @@ def test_an_axis_across_two_targets_names_each_target_once(tmp_path, hpcio):
         for url in (recorded.T1.as_uri(), "s3://hpcio-test/v1")
         for phase in ("write", "read")
     ]
+
+
+def test_a_setting_per_target_is_judged_within_each_workloads_runs(tmp_path, hpcio):
+    """A checkpoint's saves fsync and its loads do not: on a directory beside a store each
+    still gets one table, though the directory's runs have both values between them."""
+    s3 = json.loads((V1 / "s3-2ranks.jsonl").read_text().splitlines()[0])
+    docs = []
+    for pattern, fsync in (("sfmw", False), ("mfmw", True)):
+        store = json.loads(json.dumps(s3))
+        store["run"]["pattern"] = pattern
+        posix = json.loads(json.dumps(store))
+        posix["run"]["target"] = {"url": recorded.T1.as_uri(), "kind": "posix", "options": []}
+        posix["run"]["fsync"] = fsync
+        docs += [posix, store]
+    path = tmp_path / "both.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    titles = [t["title"] for t in json.loads(report(hpcio, "json", path))]
+    on_both = f"on {recorded.T1.as_uri()}, s3://hpcio-test/v1"
+    assert titles == [
+        f"{p} {phase} {on_both}" for p in ("sfmw", "mfmw") for phase in ("write", "read")
+    ]

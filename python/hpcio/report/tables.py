@@ -120,13 +120,15 @@ def study_tables(docs: Sequence[ResultDocument], across: str = "target") -> list
 
 def _set_per_point(docs: Sequence[ResultDocument], name: str) -> bool:
     """Whether spec field `name` differs between the documents, but only from one target or
-    size per rank to another: then no cell of a table mixes two values, and no two runs of
-    one target and size were made to compare them."""
-    values: dict[tuple[object, object], set[object]] = {}
+    size per rank to another within a workload's runs (a checkpoint's saves fsync, its loads
+    do not): then no cell of a table mixes two values, and no two runs of one target and
+    size were made to compare them."""
+    values: dict[tuple[object, ...], set[object]] = {}
     for doc in docs:
         fields = spec_fields(doc.run)
         if name in fields:
-            cell = (fields["target"], fields.get("size_per_rank_bytes"))
+            label = shown.label(doc.workload, doc.settings)
+            cell = (label, fields["target"], fields.get("size_per_rank_bytes"))
             values.setdefault(cell, set()).add(fields[name])
     differ = len(set().union(*values.values())) > 1 if values else False
     return differ and all(len(found) == 1 for found in values.values())
