@@ -134,3 +134,20 @@ def test_an_object_stores_phases_in_the_order_they_ran_and_no_cpu_per_gib(hpcio)
     # 20 one-byte objects: a CPU time per GiB of them would say nothing.
     assert "CPU-s/GiB" not in done.stdout
     assert "of a core per rank" in done.stdout
+
+
+def test_a_report_of_only_mdtest_runs_opens_with_its_table(hpcio):
+    done = hpcio("report", RECORDED)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("### metadata rates (mdtest")
+
+
+def test_a_client_bound_mdtest_run_is_warned_of_its_rates_not_a_bandwidth():
+    from hpcio.runner.cpu import client_bound_warning
+
+    mdtest = registry.get("mdtest")
+    assert not mdtest.shows_bandwidth
+    said = client_bound_warning("write", 2, 2, "rates of calls (ops/s)")
+    assert "bandwidth" not in said
+    assert said.endswith("its rates of calls (ops/s) measure the client's CPU, not the storage")
+    assert "the write bandwidth measures the client's CPU" in client_bound_warning("write", 1, 2)

@@ -103,3 +103,16 @@ def test_the_html_report_has_a_row_for_each_side(hpcio, tmp_path):
     text = page.read_text()
     # Each run's table row and its detail row, for each side.
     assert text.count(">mixed: reads<") == 4 and text.count(">mixed: writes<") == 4
+
+
+def test_a_mixed_rows_reads_say_whether_they_may_be_ram(docs):
+    import dataclasses
+
+    # A mixed phase's reads count as reads, as the run's page-cache record counts them.
+    for cached in (False, True):
+        doc = dataclasses.replace(
+            docs[0], cache=dataclasses.replace(docs[0].cache, reads_may_hit_page_cache=cached)
+        )
+        (row,) = rows([doc])
+        assert row["phase"] == "mixed"
+        assert row["reads_may_hit_page_cache"] is cached

@@ -205,16 +205,20 @@ def test_plots_onto_a_file_is_refused(results, hpcio, error_line, tmp_path):
     assert error_line(done) == f"hpcio: error: --plots {taken}: exists and is not a directory"
 
 
-def test_over_time_draws_each_points_first_iteration_rate_and_p99(results):
+def test_over_time_draws_each_kinds_first_iteration_rate_and_p99(results):
     docs = results_io.read(results.timed)
-    series = plots.series_by_point(docs, "write")
-    figure = plots.over_time(series, "write")
-    rate, tail = figure.axes
-    assert tail.get_yscale() == "log"
-    assert len(rate.get_lines()) == len(tail.get_lines()) == len(series) > 1
-    for one, line, p99_line in zip(series, rate.get_lines(), tail.get_lines(), strict=True):
-        assert line.get_label() == one.label
-        first = next(p for p in one.docs[-1].phases if p.phase == "write")
+    panels = plots.panels_by_kind(docs, "write")
+    figure = plots.over_time(panels, "write")
+    assert len(figure.axes) == 2 * len(panels) == 2 * len(docs)
+    for at, (panel, doc) in enumerate(zip(panels, docs, strict=True)):
+        rate, tail = figure.axes[2 * at : 2 * at + 2]
+        assert tail.get_yscale() == "log"
+        # One target, one iteration: the line needs no legend, the title says the kind.
+        assert rate.get_legend() is None
+        mib = doc.params["size_per_rank_bytes"] // 2**20
+        assert rate.get_title() == panel.title == f"{mib} MiB/rank"
+        (line,), (p99_line,) = rate.get_lines(), tail.get_lines()
+        first = next(p for p in doc.phases if p.phase == "write")
         assert list(line.get_ydata()) == pytest.approx(first.series.mib_s)
         step = first.series.interval_s
         starts = [i * step for i in range(len(first.series.mib_s))]
@@ -223,6 +227,53 @@ def test_over_time_draws_each_points_first_iteration_rate_and_p99(results):
         assert list(p99_line.get_ydata()) == pytest.approx(p99_ms, nan_ok=True)
     names = [p.name for p in plots.report_plots(docs).plots]
     assert "over-time-write" in names and "over-time-read" in names
+
+
+def on_target(doc, url, drop_intervals):
+    """`doc` as if run on `url`, its phases `drop_intervals` intervals shorter: a run of the
+    same kind elsewhere, of another length."""
+    phases = []
+    for phase in doc.phases:
+        series = phase.series
+        if series is not None:
+            cut = len(series.mib_s) - drop_intervals
+            series = dataclasses.replace(series, mib_s=series.mib_s[:cut], p99_s=series.p99_s[:cut])
+        phases.append(dataclasses.replace(phase, series=series))
+    run = {**doc.run, "target": {**doc.run["target"], "url": url}}
+    return dataclasses.replace(doc, run=run, phases=tuple(phases))
+
+
+def test_runs_of_different_lengths_get_one_panel_per_kind_targets_as_lines(results):
+    timed = results_io.read(results.timed)
+    docs = timed + [on_target(doc, "file:///elsewhere", 3) for doc in timed]
+    (plot,) = [p for p in plots.report_plots(docs).plots if p.name == "over-time-write"]
+    axes = plot.figure.axes
+    # Two kinds (1 MiB and 2 MiB per rank), each a rate and a p99 panel: not one crowded panel.
+    assert len(axes) == 4
+    titles = [axes[0].get_title(), axes[2].get_title()]
+    assert titles == ["1 MiB/rank", "2 MiB/rank"]
+    for rate, tail in (axes[0:2], axes[2:4]):
+        # The lines are the targets, and the legend names only them.
+        labels = [t.get_text() for t in rate.get_legend().get_texts()]
+        assert labels == ["file:///tmp/hpcio-v1/t1", "file:///elsewhere"]
+        long, short = (len(line.get_xdata()) for line in rate.get_lines())
+        assert long == short + 3
+        assert tail.get_shared_x_axes().joined(rate, tail)
+    # One y scale for the figure, so heights compare across the kinds.
+    assert axes[0].get_shared_y_axes().joined(axes[0], axes[2])
+    assert not axes[0].get_shared_x_axes().joined(axes[0], axes[2])
+
+
+def test_one_target_draws_its_iterations_as_lines():
+    from hpcio.results.schema import TimeSeries
+
+    doc = results_io.read(recorded.V1 / "file-timed.jsonl")[0]
+    series = next(p.series for p in doc.phases if p.phase == "write")
+    again = [dataclasses.replace(p, iteration=1) for p in doc.phases]
+    twice = dataclasses.replace(doc, phases=doc.phases + tuple(again))
+    (panel,) = plots.panels_by_kind([twice], "write")
+    assert [label for label, _ in panel.lines] == ["iteration 0", "iteration 1"]
+    assert all(isinstance(s, TimeSeries) and s == series for _, s in panel.lines)
 
 
 def with_read_series(doc, intervals):

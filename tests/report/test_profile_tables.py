@@ -1,6 +1,7 @@
 """The fio study's and IOzone's tables in `hpcio report`: repeated runs pooled, different
 configurations kept apart, from recorded `hpcio profile` runs."""
 
+import dataclasses
 import html
 import json
 
@@ -112,3 +113,21 @@ def test_family_tables_are_in_every_output(hpcio, tmp_path):
     text = page.read_text()
     for title in (bandwidth, *iozone):
         assert f"<h3>{html.escape(title)}</h3>" in text
+
+
+def test_a_profile_on_two_targets_is_named_by_its_targets_side_by_side(tmp_path):
+    """A store takes the profile's settings its own way (no page cache to bypass, an object
+    per transfer): the columns name each profile's target only, a profile's targets adjacent."""
+    from hpcio.report.profiles import profile_columns
+    from hpcio.results import io as results_io
+
+    directory = results_io.read(V1 / "profile-all.jsonl")
+    on_store = []
+    for doc in directory:
+        run = {**doc.run, "target": {"url": "s3://hpcio-test/p", "kind": "s3", "options": []}}
+        run["direct"] = False
+        on_store.append(dataclasses.replace(doc, run=run))
+    names = list(dict.fromkeys(doc.workload for doc in directory))
+    labels = [label for label, _ in profile_columns([*directory, *on_store])]
+    url = directory[0].run["target"]["url"]
+    assert labels == [f"{n} ({where})" for n in names for where in (url, "s3://hpcio-test/p")]

@@ -345,3 +345,57 @@ def test_two_transfers_on_one_target_still_split(tmp_path, hpcio):
     titles = [t["title"] for t in json.loads(report(hpcio, "json", path))]
     assert "sfmw write on s3://hpcio-test/v1: transfer 5 MiB" in titles
     assert "sfmw write on s3://hpcio-test/v1: transfer 10 MiB" in titles
+
+
+def test_each_targets_own_depth_does_not_split_the_table(tmp_path, hpcio):
+    """An object store runs more requests in flight by default than a directory: the suite's
+    file:// and s3:// rows stay one table, a note says each target's depth."""
+    s3 = json.loads((V1 / "s3-2ranks.jsonl").read_text().splitlines()[0])
+    s3["run"]["in_flight"] = 8
+    posix = json.loads(json.dumps(s3))
+    posix["run"]["target"] = {"url": recorded.T1.as_uri(), "kind": "posix", "options": []}
+    posix["run"].update(in_flight=1)
+    path = tmp_path / "depths.jsonl"
+    path.write_text(json.dumps(posix) + "\n" + json.dumps(s3) + "\n")
+    tables = json.loads(report(hpcio, "json", path))
+    on_both = f"on {recorded.T1.as_uri()}, s3://hpcio-test/v1"
+    assert [t["title"] for t in tables] == [f"sfmw write {on_both}", f"sfmw read {on_both}"]
+    notes = " ".join(tables[0]["notes"])
+    assert f"in flight 1 on {recorded.T1.as_uri()}; in flight 8 on s3://hpcio-test/v1" in notes
+
+
+def test_an_axis_across_two_targets_names_each_target_once(tmp_path, hpcio):
+    """--across api over a directory and a bucket: a table per target, its title naming the
+    target once ("on URL, by api"), never again as what sets it apart."""
+    s3 = json.loads((V1 / "s3-2ranks.jsonl").read_text().splitlines()[0])
+    posix = json.loads(json.dumps(s3))
+    posix["run"]["target"] = {"url": recorded.T1.as_uri(), "kind": "posix", "options": []}
+    path = tmp_path / "apis.jsonl"
+    path.write_text(json.dumps(posix) + "\n" + json.dumps(s3) + "\n")
+    titles = [t["title"] for t in json.loads(report(hpcio, "json", path, "--across", "api"))]
+    assert titles == [
+        f"sfmw {phase} on {url}, by api"
+        for url in (recorded.T1.as_uri(), "s3://hpcio-test/v1")
+        for phase in ("write", "read")
+    ]
+
+
+def test_a_setting_per_target_is_judged_within_each_workloads_runs(tmp_path, hpcio):
+    """A checkpoint's saves fsync and its loads do not: on a directory beside a store each
+    still gets one table, though the directory's runs have both values between them."""
+    s3 = json.loads((V1 / "s3-2ranks.jsonl").read_text().splitlines()[0])
+    docs = []
+    for pattern, fsync in (("sfmw", False), ("mfmw", True)):
+        store = json.loads(json.dumps(s3))
+        store["run"]["pattern"] = pattern
+        posix = json.loads(json.dumps(store))
+        posix["run"]["target"] = {"url": recorded.T1.as_uri(), "kind": "posix", "options": []}
+        posix["run"]["fsync"] = fsync
+        docs += [posix, store]
+    path = tmp_path / "both.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    titles = [t["title"] for t in json.loads(report(hpcio, "json", path))]
+    on_both = f"on {recorded.T1.as_uri()}, s3://hpcio-test/v1"
+    assert titles == [
+        f"{p} {phase} {on_both}" for p in ("sfmw", "mfmw") for phase in ("write", "read")
+    ]

@@ -72,24 +72,28 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
         from hpcio.report.families import family_grids
 
         grids = [] if args.format == "md" else family_grids(docs)
-        sys.stdout.write(render(study_tables(docs, _across(args, docs)), args.format, grids))
+        text = render(study_tables(docs, _across(args, docs)), args.format, grids)
         if args.format == "md":
-            _profile_tables(docs)
+            text += _profile_tables(docs)
             from hpcio.report.checkpoints import checkpoint_table
 
             checkpoints = checkpoint_table(docs)
             if checkpoints:
-                sys.stdout.write("\n" + checkpoints)
+                text += "\n" + checkpoints
             from hpcio.report.mdtest import mdtest_table
 
             metadata = mdtest_table(docs)
             if metadata:
-                sys.stdout.write("\n" + metadata)
+                text += "\n" + metadata
             from hpcio.report.targets import render_markdown, target_grids
 
             several = target_grids(docs)
             if several:
-                sys.stdout.write("\n" + render_markdown(several))
+                text += "\n" + render_markdown(several)
+            # Each family's table is set off from the one before by a blank line; with no
+            # study table before the first, that line would open the report.
+            text = text.lstrip("\n")
+        sys.stdout.write(text)
         return 0
     from hpcio.report import plots
 
@@ -191,23 +195,26 @@ def say(lines: Sequence[str]) -> None:
         print(line)
 
 
-def _profile_tables(docs: Sequence[ResultDocument]) -> None:
+def _profile_tables(docs: Sequence[ResultDocument]) -> str:
     """The fio study's tables for profile runs, IOzone's table for iozone runs, the RTM
-    study's library table for volume and imaging runs, the AU table for training runs."""
+    study's library table for volume and imaging runs, the AU table for training runs, each
+    after a blank line."""
     from hpcio.report.iozone import iozone_table, is_iozone
     from hpcio.report.libraries import library_table
     from hpcio.report.profiles import is_profile, profile_tables
 
+    text = ""
     profiled = [doc for doc in docs if is_profile(doc)]
     if profiled:
-        sys.stdout.write("\n" + profile_tables(profiled) + "\n")
+        text += "\n" + profile_tables(profiled) + "\n"
     if any(is_iozone(doc) for doc in docs):
-        sys.stdout.write("\n" + iozone_table(docs) + "\n")
+        text += "\n" + iozone_table(docs) + "\n"
     libraries = library_table(docs)
     if libraries:
-        sys.stdout.write("\n" + libraries)
+        text += "\n" + libraries
     from hpcio.report.training import au_table, sizing_lines
 
     trained = au_table(docs)
     if trained:
-        sys.stdout.write("\n" + "\n".join([*sizing_lines(docs), trained]) + "\n")
+        text += "\n" + "\n".join([*sizing_lines(docs), trained]) + "\n"
+    return text

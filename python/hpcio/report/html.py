@@ -34,9 +34,9 @@ h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
 th { background: #f2f2f2; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.beyond td { background: #fff3cd; }
-figure { margin: 0 0 1em; }
+figure { margin: 0 0 1em; min-width: 0; }
 figure img { max-width: 100%; border: 1px solid #eee; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(560px, 100%), 1fr));
         gap: 1em; align-items: start; }
@@ -53,10 +53,16 @@ nav a { margin-right: 1em; display: inline-block; }
   body { margin: 1em auto; padding: 0 0.5em; }
   table { font-size: 0.8em; }
   td { overflow-wrap: normal; }
+  /* A plot shrunk to a phone's width has 6 px text: keep it legible and let it scroll. */
+  figure { overflow-x: auto; }
+  figure img { max-width: none; width: 560px; }
 }
 """
 
 _NUMBER = re.compile(r"^(-?[0-9.]+|N/A)$")
+#: A printed number, as the family grids write them: digits with thousands commas, a decimal
+#: point, a sign, a unit-less percent.
+_FIGURE = re.compile(r"[-+]?[0-9][0-9,]*(\.[0-9]+)?%?")
 #: A cell: its text, or (text, the number it shows) so the page keeps full precision.
 Cell = str | tuple[str, float | None]
 
@@ -163,6 +169,9 @@ def _table(
                 text, value = cell
                 data = "" if value is None else f' data-value="{value!r}"'
                 lines.append(f'<td class="num"{data}>{escape(text)}</td>')
+            elif _FIGURE.fullmatch(cell):
+                # A family grid's printed figure ("1,126,961", "0.002"): never broken mid-number.
+                lines.append(f'<td class="num">{escape(cell)}</td>')
             else:
                 lines.append(f"<td>{escape(cell)}</td>")
         lines.append("</tr>")

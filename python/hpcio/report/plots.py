@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 import re
+import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +25,12 @@ from hpcio.report.points import (
     per_rank_bytes,
     point_key,
     spec_fields,
+    target_label,
     varying_fields,
 )
 from hpcio.report.pooled import iterations_of, pooled_stats
 from hpcio.results import hdr
-from hpcio.results.schema import ResultDocument
+from hpcio.results.schema import ResultDocument, TimeSeries
 from hpcio.units import format_bytes
 from hpcio.workloads import shown
 
@@ -65,6 +68,14 @@ MIN_INTERVALS = 2
 PNG_DPI = 150
 #: Above this ratio of largest to smallest value a y axis is logarithmic.
 LOG_Y_ABOVE = 20.0
+#: Small panels over time per row of the figure: three fit a page's width and stay readable.
+OVER_TIME_COLUMNS = 3
+#: A small panel's title wraps at this many characters, so neighbours' titles never overlap.
+PANEL_TITLE_CHARS = 42
+#: Labels up to this long fit two to a row of a legend under the axes.
+LEGEND_TWO_COLUMNS_CHARS = 45
+#: Height a row of the legend under the axes adds to the figure (small font, 150 dpi).
+LEGEND_ROW_INCHES = 0.22
 _LINESTYLES = ("-", "--", ":", "-.")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
@@ -166,8 +177,8 @@ def report_plots(docs: Sequence[ResultDocument]) -> PlotSet:
             plots.append(
                 Plot(
                     f"over-time-{phase}",
-                    f"{phase} over time: MiB/s and p99 latency per interval",
-                    over_time(series_by_point(drawn, phase), phase),
+                    f"{phase} over time per run kind: MiB/s and p99 latency per interval",
+                    over_time(panels_by_kind(drawn, phase), phase),
                 )
             )
     for phase in _phases(docs):
@@ -203,11 +214,26 @@ def series_by_point(
     """Documents with `phase`, one series per point with the x-axis field (`without`) left
     out. Labels name the pattern, the target and whatever else differs between series."""
     dropped = () if without is None else (without,)
-    legend_fields = _shown_fields(docs, phase, dropped)
-    return [
-        Series(describe(spec_fields(group[0].run), legend_fields), tuple(group))
-        for group in _groups(docs, phase, dropped).values()
-    ]
+    groups = list(_groups(docs, phase, dropped).values())
+    labels = distinguishing_labels([group[0].run for group in groups], dropped)
+    return [Series(label, tuple(group)) for label, group in zip(labels, groups, strict=True)]
+
+
+def distinguishing_labels(
+    runs: Sequence[Mapping[str, Any]], dropped: Sequence[str] = ()
+) -> list[str]:
+    """Each run named by what tells it apart from the others: its workload and its target
+    where those differ, then the fields that differ between the runs of its own workload (a
+    profile beside IOzone is named 'streaming', not by every param the two do not share).
+    `dropped` fields (a plot's x axis) are never named."""
+    varying = [name for name in varying_fields(runs) if name not in dropped]
+    first = [name for name in ("workload", "target") if name in varying]
+    labels = []
+    for run in runs:
+        kin = [other for other in runs if other.get("workload") == run.get("workload")]
+        own = [n for n in varying_fields(kin) if n not in dropped and n not in first]
+        labels.append(describe(spec_fields(run), first + own or ["workload"]))
+    return labels
 
 
 def _groups(
@@ -302,6 +328,7 @@ def latency_cdf(series: Sequence[Series], phase: str) -> Figure:
             **_line_style(index if one.colour is None else one.colour),
         )
     axes.set_xscale("log")
+    _few_minor_labels(axes)
     axes.set_xlabel(f"{phase} per-op latency (s)")
     axes.set_ylabel("fraction of operations")
     axes.set_ylim(0, 1.01)
@@ -310,32 +337,101 @@ def latency_cdf(series: Sequence[Series], phase: str) -> Figure:
     return figure
 
 
-def over_time(series: Sequence[Series], phase: str) -> Figure:
-    """The first iteration of each point's `phase` over time: MiB/s completed in each interval
+#: A line over time: its legend label and the series it draws.
+Line = tuple[str, TimeSeries]
+
+
+@dataclass(frozen=True, slots=True)
+class Panel:
+    """One run kind's small panel over time: a title naming what sets the kind apart from the
+    others, and its lines, each a legend label and one phase iteration's series."""
+
+    title: str
+    lines: tuple[Line, ...]
+
+
+def panels_by_kind(docs: Sequence[ResultDocument], phase: str) -> list[Panel]:
+    """One panel per run kind (the same workload and settings, targets aside) of the documents
+    whose `phase` has a series. Inside a kind the lines are its targets, each its last run's
+    first iteration; a kind measured on one target draws its iterations instead. Titles and
+    legends name only what differs: between the kinds, and between a panel's lines."""
+    kinds: dict[PointKey, list[ResultDocument]] = {}
+    for doc in docs:
+        if any(p.phase == phase and p.series for p in doc.phases):
+            kinds.setdefault(point_key(doc.run, without=("target",)), []).append(doc)
+    titles = distinguishing_labels([kind[0].run for kind in kinds.values()], ("target",))
+    panels = []
+    for title, kind in zip(titles, kinds.values(), strict=True):
+        points = _groups(kind, phase, ())
+        if len(points) > 1:
+            lines = tuple(
+                (target_label(point[-1].run), _first_timed(point[-1], phase))
+                for point in points.values()
+            )
+        else:
+            lines = _iteration_lines(kind, phase)
+        panels.append(Panel(title, lines))
+    return panels
+
+
+def over_time(panels: Sequence[Panel], phase: str) -> Figure:
+    """Each run kind's `phase` over time as small multiples: MiB/s completed in each interval
     (top) and the p99 latency of the operations completed in it (bottom, log), so a stall or
-    a cache filling up shows where a mean hides it."""
+    a cache filling up shows where a mean hides it. The y axes are shared across the panels,
+    so heights compare; each panel's x axis is its own runs' time, so a short run is not
+    squeezed into a corner of a long one's."""
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(7.0, 5.5), layout="constrained")
-    rate, tail = figure.subplots(2, 1, sharex=True)
-    for index, one in enumerate(series):
-        first = next(p for p in one.docs[-1].phases if p.phase == phase and p.series)
-        assert first.series is not None
-        step = first.series.interval_s
-        starts = [i * step for i in range(len(first.series.mib_s))]
-        style = _line_style(index if one.colour is None else one.colour)
-        rate.plot(starts, first.series.mib_s, drawstyle="steps-post", label=one.label, **style)
-        p99 = [float("nan") if v is None else v * 1e3 for v in first.series.p99_s]
-        tail.plot(starts, p99, drawstyle="steps-post", **style)
-    rate.set_ylabel(f"{phase} MiB/s")
-    rate.set_ylim(bottom=0)
-    tail.set_ylabel("p99 per-op latency (ms)")
-    tail.set_yscale("log")
-    tail.set_xlabel("seconds from the phase's start (first iteration)")
-    for axes in (rate, tail):
-        axes.grid(True, which="both", alpha=0.3)
-    _legend(rate)
+    columns = min(len(panels), OVER_TIME_COLUMNS)
+    rows = -(-len(panels) // columns)
+    figure = Figure(figsize=(3.6 * columns + 1.0, 4.2 * rows + 0.4), layout="constrained")
+    grid = figure.add_gridspec(2 * rows, columns)
+    first_rate: Axes | None = None
+    first_tail: Axes | None = None
+    for at, panel in enumerate(panels):
+        row, column = divmod(at, columns)
+        rate = figure.add_subplot(grid[2 * row, column], sharey=first_rate)
+        tail = figure.add_subplot(grid[2 * row + 1, column], sharex=rate, sharey=first_tail)
+        first_rate, first_tail = first_rate or rate, first_tail or tail
+        for index, (label, series) in enumerate(panel.lines):
+            starts = [i * series.interval_s for i in range(len(series.mib_s))]
+            style = _line_style(index)
+            rate.plot(starts, series.mib_s, drawstyle="steps-post", label=label, **style)
+            p99 = [float("nan") if v is None else v * 1e3 for v in series.p99_s]
+            tail.plot(starts, p99, drawstyle="steps-post", **style)
+        rate.set_title(textwrap.fill(panel.title, PANEL_TITLE_CHARS), fontsize="small")
+        rate.set_ylim(bottom=0)
+        rate.tick_params(labelbottom=False)
+        tail.set_yscale("log")
+        tail.set_xlabel("s from the phase's start", fontsize="small")
+        if column == 0:
+            rate.set_ylabel(f"{phase} MiB/s")
+            tail.set_ylabel("p99 per-op latency (ms)")
+        for axes in (rate, tail):
+            axes.grid(True, which="both", alpha=0.3)
+            axes.tick_params(labelsize="small")
+        if len(panel.lines) > 1:
+            rate.legend(fontsize="x-small", loc="lower right")
     return figure
+
+
+def _iteration_lines(runs: Sequence[ResultDocument], phase: str) -> tuple[Line, ...]:
+    """Every iteration of one point's runs that has a series to draw, each its own line. An
+    iteration under MIN_INTERVALS is one flat step: nothing to see, only a legend entry."""
+    lines = []
+    for number, doc in enumerate(runs, start=1):
+        for figures in doc.phases:
+            series = figures.series
+            if figures.phase != phase or series is None or len(series.mib_s) < MIN_INTERVALS:
+                continue
+            which = f"iteration {figures.iteration}"
+            lines.append((f"run {number} {which}" if len(runs) > 1 else which, series))
+    return tuple(lines)
+
+
+def _first_timed(doc: ResultDocument, phase: str) -> TimeSeries:
+    """The series of the first iteration of `phase` that has one (the caller made sure)."""
+    return next(p.series for p in doc.phases if p.phase == phase and p.series is not None)
 
 
 def latency_quantiles_s(
@@ -437,8 +533,38 @@ def _line_style(index: int) -> dict[str, Any]:
 
 
 def _legend(axes: Axes) -> None:
-    if axes.get_legend_handles_labels()[0]:
-        axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    """Under the axes and their tick labels, the figure grown to hold it: beside them a legend
+    takes the width the lines need, and on a phone's narrow page the plot would shrink to a
+    strip."""
+    handles, labels = axes.get_legend_handles_labels()
+    if not labels:
+        return
+    columns = 2 if max(len(label) for label in labels) <= LEGEND_TWO_COLUMNS_CHARS else 1
+    figure = axes.get_figure(root=True)
+    assert figure is not None
+    width, height = figure.get_size_inches()
+    figure.set_size_inches(width, height + LEGEND_ROW_INCHES * -(-len(labels) // columns))
+    # "outside": the constrained layout makes room below every axes' decorations.
+    figure.legend(handles, labels, fontsize="small", loc="outside lower center", ncols=columns)
+
+
+def _few_minor_labels(axes: Axes) -> None:
+    """On a log x axis spanning less than two decades matplotlib labels every minor tick
+    (2, 3, 4, 6 x 10^k), and the labels run into each other: label only 2 and 5 x 10^k, and
+    only where fewer than two powers of ten are in view to label the axis."""
+    from matplotlib.ticker import LogFormatterSciNotation
+
+    class TwoAndFive(LogFormatterSciNotation):
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            low, high = sorted(self.axis.get_view_interval()) if self.axis else (0.0, 0.0)
+            if low > 0 and math.floor(math.log10(high)) - math.ceil(math.log10(low)) >= 1:
+                return ""
+            mantissa = x / 10 ** math.floor(math.log10(x) + 1e-9) if x > 0 else 0.0
+            if round(mantissa) not in (2, 5) or abs(mantissa - round(mantissa)) > 1e-6:
+                return ""
+            return str(super().__call__(x, pos))
+
+    axes.xaxis.set_minor_formatter(TwoAndFive(labelOnlyBase=False, minor_thresholds=(2, 2)))
 
 
 def _first_series(doc: ResultDocument, phase: str) -> tuple[float, ...] | None:

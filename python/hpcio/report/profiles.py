@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import base64
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from hpcio.report.grid import Grid, grid
 from hpcio.report.points import describe, point_key, spec_fields, varying_fields
@@ -46,9 +47,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def profile_columns(docs: Sequence[ResultDocument]) -> list[tuple[str, list[ResultDocument]]]:
-    """One column per measured configuration, in order of appearance: its profile's name, and
-    where one profile ran in several configurations what differs between them; documents of
-    the same configuration (a run repeated) share a column that says how many they were."""
+    """One column per measured configuration, a profile's together, in order of appearance:
+    its profile's name, and where one profile ran in several configurations what differs
+    between them; documents of the same configuration (a run repeated) share a column that
+    says how many they were."""
     groups: dict[object, list[ResultDocument]] = {}
     for doc in docs:
         groups.setdefault(point_key(doc.run), []).append(doc)
@@ -56,14 +58,29 @@ def profile_columns(docs: Sequence[ResultDocument]) -> list[tuple[str, list[Resu
     for group in groups.values():
         name = profile_name(group[0])
         same_name = [d.run for g in groups.values() if profile_name(g[0]) == name for d in g]
-        varying = [f for f in varying_fields(same_name) if f != "workload"]
+        # A setting the profile takes per target (no page cache to bypass on a store, a store
+        # counted as fsync'd, an object per transfer) is the target's: its URL says it.
+        varying = [f for f in varying_fields(same_name)
+                   if f != "workload" and not _set_per_target(same_name, f)]  # fmt: skip
         label = name
         if varying:
             label += f" ({describe(spec_fields(group[0].run), varying)})"
         if len(group) > 1:
             label += f" [{len(group)} runs]"
         columns.append((label, group))
-    return columns
+    # One profile's targets side by side, as the study sets its storages side by side.
+    order = list(dict.fromkeys(profile_name(group[0]) for group in groups.values()))
+    return sorted(columns, key=lambda column: order.index(profile_name(column[1][0])))
+
+
+def _set_per_target(runs: Sequence[Mapping[str, Any]], name: str) -> bool:
+    """Whether field `name` differs between `runs` only from one target to another."""
+    values: dict[object, set[object]] = {}
+    for run in runs:
+        fields = spec_fields(run)
+        if name != "target" and name in fields:
+            values.setdefault(fields["target"], set()).add(fields[name])
+    return len(values) > 1 and all(len(found) == 1 for found in values.values())
 
 
 def _with_phase(group: Sequence[ResultDocument], phase: str) -> list[ResultDocument]:

@@ -193,10 +193,17 @@ def _metrics(doc: ResultDocument, phase: str, figures: Sequence[PhaseFigures]) -
         **_sides(figures),
         "failed_requests": sum(_failed(p) for p in figures),
         "errors": sum(p.errors for p in figures),
-        "reads_may_hit_page_cache": doc.cache.reads_may_hit_page_cache if phase == "read" else None,
+        # A mixed phase's reads count as reads, as the run's page-cache record counts them.
+        "reads_may_hit_page_cache": doc.cache.reads_may_hit_page_cache
+        if phase in _READING_PHASES
+        else None,
     }
     row.update(_family_figures(figures))
     return row
+
+
+#: Phases with reads in them: a mixed phase (--rwmix-read) reads too.
+_READING_PHASES = frozenset({"read", "mixed"})
 
 
 def _first_byte(

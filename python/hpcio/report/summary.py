@@ -71,19 +71,23 @@ def headline(docs: Sequence[ResultDocument], phase: str) -> Plot:
         if held is None or (run.per_rank_bytes, run.ranks) > (held.per_rank_bytes, held.ranks):
             chosen[key] = run
     bars = sorted(chosen.values(), key=lambda r: r.bandwidth_mib_s)
-    figure = Figure(figsize=(7.0, 1.2 + 0.38 * len(bars)), layout="constrained")
+    # Each bar's name sits above it, not beside: the bars keep the figure's whole width, and
+    # a phone's narrow page (where the figure scrolls) still shows names and bars together.
+    figure = Figure(figsize=(6.0, 0.9 + 0.5 * len(bars)), layout="constrained")
     axes = figure.add_subplot()
-    names = [
-        f"{r.label} on {r.target}\n{format_bytes(r.per_rank_bytes)}/rank, {r.ranks} rank(s)"
-        for r in bars
-    ]
     positions = range(len(bars))
-    axes.barh(positions, [r.bandwidth_mib_s for r in bars],
+    axes.barh(positions, [r.bandwidth_mib_s for r in bars], height=0.45,
               color=[f"C{i % 10}" for i in positions])  # fmt: skip
-    axes.set_yticks(list(positions), names, fontsize="small")
+    axes.set_yticks([])
     for position, run in zip(positions, bars, strict=True):
+        name = (
+            f"{run.label} on {run.target}, {format_bytes(run.per_rank_bytes)}/rank, "
+            f"{run.ranks} rank(s)"
+        )
+        axes.annotate(name, (0, position + 0.26), va="bottom", fontsize="small")
         axes.annotate(f" {run.bandwidth_mib_s:,.0f}", (run.bandwidth_mib_s, position),
                       va="center", fontsize="small")  # fmt: skip
+    axes.set_ylim(-0.5, len(bars) - 0.1)
     axes.set_xlabel(f"{phase} bandwidth (MiB/s), bytes over mean phase time")
     axes.margins(x=0.15)
     axes.grid(True, axis="x", alpha=0.3)

@@ -33,8 +33,9 @@ _MIB = float(1 << 20)
 #: field that differs between runs gives them tables of their own.
 _ROW_AND_COLUMN_FIELDS = ("workload", "target", "ranks", "size_per_rank_bytes", "ranks_per_node")
 #: Settings a suite may make per target that a table then says in a note, not its title.
-_PER_TARGET_FIELDS = ("transfer_bytes", "fsync")
+_PER_TARGET_FIELDS = ("transfer_bytes", "fsync", "in_flight")
 _PER_TARGET_WHY = {
+    "in_flight": " (requests in flight per rank: an object store's default is deeper)",
     "transfer_bytes": " (a transfer is at most the size per rank)",
     "fsync": " (an object store's write is durable at its commit: counted as fsync)",
 }
@@ -119,13 +120,15 @@ def study_tables(docs: Sequence[ResultDocument], across: str = "target") -> list
 
 def _set_per_point(docs: Sequence[ResultDocument], name: str) -> bool:
     """Whether spec field `name` differs between the documents, but only from one target or
-    size per rank to another: then no cell of a table mixes two values, and no two runs of
-    one target and size were made to compare them."""
-    values: dict[tuple[object, object], set[object]] = {}
+    size per rank to another within a workload's runs (a checkpoint's saves fsync, its loads
+    do not): then no cell of a table mixes two values, and no two runs of one target and
+    size were made to compare them."""
+    values: dict[tuple[object, ...], set[object]] = {}
     for doc in docs:
         fields = spec_fields(doc.run)
         if name in fields:
-            cell = (fields["target"], fields.get("size_per_rank_bytes"))
+            label = shown.label(doc.workload, doc.settings)
+            cell = (label, fields["target"], fields.get("size_per_rank_bytes"))
             values.setdefault(cell, set()).add(fields[name])
     differ = len(set().union(*values.values())) > 1 if values else False
     return differ and all(len(found) == 1 for found in values.values())
@@ -179,6 +182,8 @@ def _table(
     title = f"{name} {phase} on {', '.join(urls)}"
     if across != "target":
         title += f", by {across}"
+    # The title already names the targets ("on URL"): a target told apart again would repeat it.
+    varying = [name for name in varying if name != "target"]
     if varying:
         title += ": " + ", ".join(describe(fields, [name]) for name in varying)
     # A time-based run's phases, and a replay's, move other than File Size: show what moved.

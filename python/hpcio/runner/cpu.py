@@ -122,22 +122,30 @@ def client_bound(demand_fraction_mean: float) -> bool:
     return demand_fraction_mean > CLIENT_BOUND_FRACTION
 
 
-def client_bound_warnings(figures: Sequence[PhaseFigures]) -> tuple[str, ...]:
-    """A warning per phase that was client-bound in any iteration."""
+def client_bound_warnings(
+    figures: Sequence[PhaseFigures], measures: str = "bandwidth"
+) -> tuple[str, ...]:
+    """A warning per phase that was client-bound in any iteration; `measures` names what the
+    run's figures are ("bandwidth", or mdtest's "rates of calls (ops/s)")."""
     found = []
     for phase in dict.fromkeys(f.phase for f in figures):
         measured = [f.cpu for f in figures if f.phase == phase and f.cpu is not None]
         flagged = sum(c.client_bound for c in measured)
         if flagged:
-            found.append(client_bound_warning(phase, flagged, len(measured)))
+            found.append(client_bound_warning(phase, flagged, len(measured), measures))
     return tuple(found)
 
 
-def client_bound_warning(phase: str, flagged: int, iterations: int) -> str:
+def client_bound_warning(
+    phase: str, flagged: int, iterations: int, measures: str = "bandwidth"
+) -> str:
     """The document's warning for a phase flagged in `flagged` of its `iterations` (no
     figures in it, so that runs alike share one warning in a report)."""
+    what = (
+        f"the {phase} bandwidth measures" if measures == "bandwidth" else f"its {measures} measure"
+    )
     return (
         f"{CLIENT_BOUND_WARNING}: {phase} in {flagged} of {iterations} iteration(s): the ranks "
         f"were on a core or waiting for one over {CLIENT_BOUND_FRACTION:.0%} of the phase; "
-        f"the {phase} bandwidth measures the client's CPU, not the storage"
+        f"{what} the client's CPU, not the storage"
     )

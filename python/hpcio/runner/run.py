@@ -272,7 +272,9 @@ class _RunFacts:
             status=status,
             warnings=read_warnings(cache, figures, topo.nodes, in_ram)
             + write_warnings(run, cache, figures)
-            + client_bound_warnings(figures)
+            + client_bound_warnings(
+                figures, "bandwidth" if run.workload.shows_bandwidth else "rates of calls (ops/s)"
+            )
             + tracing.warnings(traced)
             + striping.warnings(run, run.workload),
         )
