@@ -53,10 +53,10 @@ def body(plan: Plan, layout: Layout) -> PythonBody:
 
 class _Walk:
     """The walk of one phase, with what it needs made before the phase's barrier: in a rank,
-    the library loaded (h5py's import or PnetCDF's ctypes lookup took 10 ms of the first
-    phase's open) and the read buffer allocated and touched. Between the barrier and the first
-    open there is then only the walk itself: a rank that does more there under a busy node
-    reaches the collective open later, and the other rank's open waits for it."""
+    the library loaded (if the spec's checks have not loaded it already) and the read buffer
+    allocated and touched. Between the barrier and the first open there is then only the walk
+    itself: a rank that does more there under a busy node reaches the collective open later,
+    and the other rank's open waits for it."""
 
     def __init__(self, plan: Plan, layout: Layout) -> None:
         self.plan, self.layout = plan, layout
