@@ -59,6 +59,9 @@ class Hdf5File:
         mode = h5py.h5fd.MPIO_COLLECTIVE if collective else h5py.h5fd.MPIO_INDEPENDENT
         self._transfer.set_dxpl_mpio(mode)
         self._memory: dict[int, Any] = {}
+        # The buffers are always bytes: without a memory type h5py builds one from the
+        # array's dtype at every call (h5t.py_create), ~10 us of a 1 MiB read's ~150 us.
+        self._bytes = h5py.h5t.py_create(np.dtype(np.uint8))
 
     def _spaces(self, offset: int, length: int) -> tuple[Any, Any]:
         import h5py
@@ -78,11 +81,15 @@ class Hdf5File:
 
     def write(self, offset: int, data: np.ndarray) -> None:
         memory, file = self._spaces(offset, len(data))
-        self._id.write(memory, file, data if len(data) else _ONE, dxpl=self._transfer)
+        self._id.write(
+            memory, file, data if len(data) else _ONE, mtype=self._bytes, dxpl=self._transfer
+        )
 
     def read(self, offset: int, out: np.ndarray) -> np.ndarray:
         memory, file = self._spaces(offset, len(out))
-        self._id.read(memory, file, out if len(out) else _ONE.copy(), dxpl=self._transfer)
+        self._id.read(
+            memory, file, out if len(out) else _ONE.copy(), mtype=self._bytes, dxpl=self._transfer
+        )
         return out
 
     def sync(self) -> None:

@@ -11,7 +11,6 @@ on MPI.COMM_SELF. Payloads are the engine's, so --verify checks every byte read 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -49,7 +48,49 @@ class Layout:
 def body(plan: Plan, layout: Layout) -> PythonBody:
     """The phase's body; made before the phase's barrier, so what it loads is not timed."""
     _load_mpi_io()
-    return PythonBody(functools.partial(_run, plan, layout))
+    return PythonBody(_Walk(plan, layout))
+
+
+class _Walk:
+    """The walk of one phase, with what it needs made before the phase's barrier: in a rank,
+    the library loaded (if the spec's checks have not loaded it already) and the read buffer
+    allocated and touched. Between the barrier and the first open there is then only the walk
+    itself: a rank that does more there under a busy node reaches the collective open later,
+    and the other rank's open waits for it."""
+
+    def __init__(self, plan: Plan, layout: Layout) -> None:
+        self.plan, self.layout = plan, layout
+        self.extents = None if layout.shared else _extents(plan)
+        self.largest = max(plan.largest_transfer, 1)
+        self.writes = bool(np.any(plan.ops == int(Op.WRITE)))
+        self.reads = bool(np.any(plan.ops == int(Op.READ)))
+        self._buffer: np.ndarray | None = None
+        if _in_a_rank():
+            # The launcher makes bodies too (to count transfers): it loads and allocates nothing.
+            apis.library(layout.api).available()
+            self.buffer()
+
+    def buffer(self) -> np.ndarray:
+        """Reads' buffer, which the libraries overwrite (empty in a walk that only writes)."""
+        if self._buffer is None:
+            self._buffer = _touched(self.largest if self.reads else 0)
+        return self._buffer
+
+    def __call__(self, context: Context) -> None:
+        _run(self, context)
+
+
+def _touched(size: int) -> np.ndarray:
+    """A buffer whose pages are in: a first touch inside the phase would fault each in."""
+    buffer = np.empty(size, np.uint8)
+    buffer.fill(0)
+    return buffer
+
+
+def _in_a_rank() -> bool:
+    """MPI runs in this process (a rank; the launcher never starts it)."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    return mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized()
 
 
 _mpi_io_loaded = False
@@ -64,10 +105,10 @@ def _load_mpi_io() -> None:
     running already: the launcher also makes bodies (to count transfers), and must not
     start MPI."""
     global _mpi_io_loaded
-    mpi = sys.modules.get("mpi4py.MPI")
-    if _mpi_io_loaded or mpi is None or not mpi.Is_initialized() or mpi.Is_finalized():
+    if _mpi_io_loaded or not _in_a_rank():
         return
     _mpi_io_loaded = True
+    mpi = sys.modules["mpi4py.MPI"]
     with contextlib.suppress(mpi.Exception):  # the real open will say what is wrong
         mpi.File.Open(mpi.COMM_SELF, os.devnull, mpi.MODE_RDONLY).Close()
 
@@ -111,24 +152,23 @@ def _extents(plan: Plan) -> np.ndarray:
     return extents
 
 
-def _run(plan: Plan, layout: Layout, context: Context) -> None:
+def _run(walk: _Walk, context: Context) -> None:
     from mpi4py import MPI
 
+    plan, layout = walk.plan, walk.layout
     library = apis.library(layout.api)
     comm = context.communicator() if layout.shared else MPI.COMM_SELF
     # Without hints the libraries get MPI_INFO_NULL, as IOR gives them: an empty info object
     # is still copied and parsed by every open.
     info = mpi_info(layout.hints) if layout.hints else MPI.INFO_NULL
     run, recorder = context.run, context.recorder
-    extents = None if layout.shared else _extents(plan)
-    largest = max(plan.largest_transfer, 1)
+    extents = walk.extents
     # Writes go from a buffer the engine re-stamps (bytes that are already the payload stay),
-    # reads into a buffer of their own, which the libraries overwrite. A phase that only reads
-    # makes no payload: its filling (a millisecond per MiB on a busy node) would be timed.
-    writes = bool(np.any(plan.ops == int(Op.WRITE)))
-    payload = _engine.PayloadBuffer(run.seed, largest) if writes else None
+    # reads into a buffer of their own. A phase that only reads makes no payload: its filling
+    # (a millisecond per MiB on a busy node) would be timed.
+    payload = _engine.PayloadBuffer(run.seed, walk.largest) if walk.writes else None
     written = payload.view if payload is not None else None
-    buffer = np.empty(largest, np.uint8)
+    buffer = walk.buffer()
     files: dict[int, Any] = {}
     clock = _engine.clock_ns
     steps = operations(plan)
