@@ -38,6 +38,8 @@ const TIB: u64 = 1 << 40;
 /// as long, between tries (`remove_all`).
 const REMOVE_ATTEMPTS: u32 = 4;
 const REMOVE_BACKOFF: Duration = Duration::from_millis(250);
+/// How long the target probe retries, past one request that ran to the user's timeout.
+const PROBE_RETRY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Request timeout unless --store-option timeout=... says otherwise.
 const DEFAULT_TIMEOUT: &str = "600s";
@@ -187,10 +189,13 @@ impl ObjectTarget {
         };
         let (kind, store, parts, payload_signing, uploads) = build(retry)?;
         // The probe must fail fast on an unreachable endpoint, not after minutes of retries,
-        // yet ride out a throttled answer or two.
+        // yet ride out a throttled answer or two, and one request that stalled until the
+        // request timeout the user set (a stall on a share of the connections must not end
+        // the run at its probe).
+        let stall = options.store.get("timeout").and_then(|t| humantime::parse_duration(t).ok());
         let probe_retry = RetryConfig {
             max_retries: 3,
-            retry_timeout: Duration::from_secs(5),
+            retry_timeout: PROBE_RETRY_TIMEOUT + stall.unwrap_or_default(),
             backoff: BackoffConfig { init_backoff: Duration::from_millis(50), ..BackoffConfig::default() },
         };
         let (_, probe_store, _, _, _) = build(probe_retry)?;
