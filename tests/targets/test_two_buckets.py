@@ -39,12 +39,18 @@ def _s3_uploads(client, bucket, prefix):
     return client.list_multipart_uploads(Bucket=bucket, Prefix=prefix).get("Uploads", [])
 
 
-def test_two_s3_buckets_share_the_ranks_and_their_figures(s3_server, tmp_path, hpcio):
+def _two_buckets(s3_server, tmp_path, other):
+    """The session's bucket and a second one, `other`: the client, the prefix both share and
+    the two targets as --target takes them."""
     client = s3_server.client()
-    other = "hpcio-test-two"
     client.create_bucket(Bucket=other)
     prefix = tmp_path.name
-    targets = f"{s3_server.url(prefix)},s3://{other}/{prefix}"
+    return client, prefix, f"{s3_server.url(prefix)},s3://{other}/{prefix}"
+
+
+def test_two_s3_buckets_share_the_ranks_and_their_figures(s3_server, tmp_path, hpcio):
+    other = "hpcio-test-two"
+    client, prefix, targets = _two_buckets(s3_server, tmp_path, other)
     out = tmp_path / "r.jsonl"
     done = hpcio("run", "--pattern", "mfmw", "-n", "4", "--target", targets,
                  "--size-per-rank", "12MiB", "--transfer", "6MiB", "-i", "2", "--verify",
@@ -61,11 +67,8 @@ def test_two_s3_buckets_share_the_ranks_and_their_figures(s3_server, tmp_path, h
 def test_each_rank_keeps_its_object_on_target_r_mod_k_and_clean_takes_both(
     s3_server, tmp_path, hpcio
 ):
-    client = s3_server.client()
     other = "hpcio-test-three"
-    client.create_bucket(Bucket=other)
-    prefix = tmp_path.name
-    targets = f"{s3_server.url(prefix)},s3://{other}/{prefix}"
+    client, prefix, targets = _two_buckets(s3_server, tmp_path, other)
     done = hpcio("run", "--pattern", "mfmw", "-n", "4", "--target", targets,
                  "--size-per-rank", "1MiB", "--phases", "write", "--keep", "-q",
                  env=s3_server.environ())  # fmt: skip
@@ -122,11 +125,8 @@ def test_two_azurite_containers_share_the_ranks(azure_server, tmp_path, hpcio):
 
 
 def test_env_checks_each_target_and_tune_runs_on_all_of_them(s3_server, tmp_path, hpcio):
-    client = s3_server.client()
     other = "hpcio-test-four"
-    client.create_bucket(Bucket=other)
-    prefix = tmp_path.name
-    targets = f"{s3_server.url(prefix)},s3://{other}/{prefix}"
+    client, prefix, targets = _two_buckets(s3_server, tmp_path, other)
     checked = hpcio("env", "--target", targets, env=s3_server.environ())
     assert checked.returncode == 0, checked.stderr
     assert f"target      {s3_server.url(prefix)} (s3)" in checked.stdout
