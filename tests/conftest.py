@@ -153,6 +153,10 @@ CHECKED_IN_PROCESS_COMMANDS = frozenset(
 )
 #: runner/launch.py's entries, through which every command starts running.
 _LAUNCH_ENTRIES = ("launch_or_join", "launch_groups", "join")
+#: Subcommands that check their options in pytest's process and, once they pass, run as a real
+#: process from where they would probe the machine: `hpcio env` imports mpi4py (which starts
+#: MPI in the process that imports it) and runs `mpiexec --version`.
+CHECKED_UNTIL_PROBE_COMMANDS = frozenset({"env"})
 
 
 class _WouldRun(BaseException):
@@ -163,9 +167,10 @@ def run_in_process(*args: object, stop_at_launch: bool = False) -> Completed | N
     """hpcio.cli.main(args) with stdout and stderr captured and SystemExit made a return code,
     as `python -m hpcio args` would give them, in the environment run_cli gives. An uncaught
     exception is not made a returncode: it propagates and fails the test, as a traceback on a
-    real process would. With stop_at_launch, None once the command would start running."""
+    real process would. With stop_at_launch, None once the command would start running (or,
+    for CHECKED_UNTIL_PROBE_COMMANDS, probe the machine)."""
     from hpcio import cli
-    from hpcio.runner import launch
+    from hpcio.runner import launch, machine
 
     def would_run(*_: object, **__: object) -> NoReturn:
         raise _WouldRun
@@ -177,6 +182,7 @@ def run_in_process(*args: object, stop_at_launch: bool = False) -> Completed | N
         if stop_at_launch:
             for entry in _LAUNCH_ENTRIES:
                 patch.setattr(launch, entry, would_run)
+            patch.setattr(machine, "software", would_run)
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             try:
                 returncode = cli.main([str(arg) for arg in args])
@@ -205,13 +211,14 @@ def run_cli_fast(
     env: dict[str, str] | None = None,
 ) -> Completed:
     """run_cli, in this process where that is safe: a command of IN_PROCESS_COMMANDS, or one of
-    CHECKED_IN_PROCESS_COMMANDS until it would start running; never when something about the
-    process itself (a launcher, a closed stdout, an environment) is asked for."""
+    CHECKED_IN_PROCESS_COMMANDS until it would start running, or of CHECKED_UNTIL_PROBE_COMMANDS
+    until it would probe the machine; never when something about the process itself (a
+    launcher, a closed stdout, an environment) is asked for."""
     command = str(args[0]) if args else ""
     if not launcher and not stdout_closed and env is None:
         if command in IN_PROCESS_COMMANDS:
             return run_in_process(*args)  # type: ignore[return-value]
-        if command in CHECKED_IN_PROCESS_COMMANDS:
+        if command in CHECKED_IN_PROCESS_COMMANDS | CHECKED_UNTIL_PROBE_COMMANDS:
             refused = run_in_process(*args, stop_at_launch=True)
             if refused is not None:
                 return refused

@@ -15,6 +15,9 @@ _CHECKED_HERE = {"run", "sweep", "suite", "profile", "report", "compare", "cost"
                  "trace", "darshan", "completion", "man"}  # fmt: skip
 #: Commands refused before they launch anything: in pytest's process, stopped at a launch.
 _STOPPED_AT_LAUNCH = {"train", "checkpoint", "replay", "tune"}
+#: Commands refused in pytest's process until they would probe the machine (conftest's
+#: CHECKED_UNTIL_PROBE_COMMANDS); the cases refused after that, as a real process.
+_CHECKED_UNTIL_PROBE = {"env"}
 #: Commands that start no MPI, set no signal handler and leave no atexit hook (clean deletes
 #: hpcio's own names under its target, here an empty directory): wholly in pytest's process.
 _WHOLLY_HERE = {"clean"}
@@ -94,7 +97,7 @@ def _refused_cleanly(case, places, tmp_path, hpcio, hpcio_in_process, hpcio_proc
     command = args[0]
     if hpcio is hpcio_process:
         done = hpcio_process(*args)
-    elif command in _CHECKED_HERE:
+    elif command in _CHECKED_HERE | _CHECKED_UNTIL_PROBE:
         done = hpcio(*args)
     elif command in _WHOLLY_HERE:
         done = hpcio_in_process(*args)

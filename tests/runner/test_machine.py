@@ -113,8 +113,8 @@ def test_hpcio_env_never_prints_a_credential(hpcio_process):
     assert "credentials   access key (--store-option aws_access_key_id)" in done.stdout
 
 
-def test_hpcio_env_refuses_a_bad_target_in_one_line(hpcio_process, error_line):
-    done = hpcio_process("env", "--target", "ftp://x")
+def test_hpcio_env_refuses_a_bad_target_in_one_line(hpcio, error_line):
+    done = hpcio("env", "--target", "ftp://x")
     assert done.returncode == 2
     assert error_line(done).startswith("hpcio: error: target 'ftp://x': unknown scheme")
 

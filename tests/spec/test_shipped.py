@@ -14,8 +14,8 @@ def test_the_checkout_s_directories_are_the_package_s():
     assert shipped.names(shipped.SUITES) == sorted(p.stem for p in shipped.SUITES.glob("*.toml"))
 
 
-def test_suite_list_names_every_shipped_suite_with_its_line(hpcio_process):
-    done = hpcio_process("suite", "list")
+def test_suite_list_names_every_shipped_suite_with_its_line(hpcio):
+    done = hpcio("suite", "list")
     assert done.returncode == 0, done.stderr
     listed = {line.split()[0]: line for line in done.stdout.splitlines()[:-1]}
     assert set(listed) == set(shipped.names(shipped.SUITES))
@@ -28,8 +28,8 @@ def test_a_shipped_suite_by_name(hpcio, tmp_path):
     assert done.stdout.startswith("output at scale small: 8 points")
 
 
-def test_a_misspelt_suite_name_gets_the_closest(hpcio_process, error_line):
-    done = hpcio_process("suite", "show", "outptu")
+def test_a_misspelt_suite_name_gets_the_closest(hpcio, error_line):
+    done = hpcio("suite", "show", "outptu")
     assert done.returncode == 2
     assert error_line(done) == (
         "hpcio: error: no suite file 'outptu' and no shipped suite of that name; did you mean "

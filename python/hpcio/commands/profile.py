@@ -22,6 +22,7 @@ from hpcio.errors import SpecError
 from hpcio.options import declared
 from hpcio.results import io as results_io
 from hpcio.spec import presets
+from hpcio.spec.model import workload_named
 from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes, parse_size, parse_size_range
 from hpcio.workloads import registry
@@ -111,7 +112,7 @@ def _specs(args: argparse.Namespace, ranks: int, nodes: int) -> list[RunSpec]:
     if iozone_only:
         raise SpecError(f"{iozone_only[0]} is for 'hpcio profile iozone', not {args.name}")
     every = registry.names("profile")
-    names = every if args.name == "all" else [registry.get(args.name, "profile").name]
+    names = every if args.name == "all" else [workload_named(args.name, "profile").name]
     target = TargetSpec.from_url(args.target, **store_options(args.store_option))
     size = parse_size(args.size) if args.size is not None else None
     ram = node_ram_bytes()

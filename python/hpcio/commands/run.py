@@ -12,7 +12,7 @@ from hpcio.commands import options, spine
 from hpcio.errors import SpecError
 from hpcio.options import Option
 from hpcio.runner import launch
-from hpcio.spec.model import COMMON_OPTIONS, RunSpec
+from hpcio.spec.model import COMMON_OPTIONS, RunSpec, workload_named
 from hpcio.spec.target import TargetSpec, parse_targets
 from hpcio.units import parse_size_range
 from hpcio.workloads import registry
@@ -212,7 +212,7 @@ def _named(name: str, family: str | None) -> Workload:
     Raises:
         SpecError: no such workload: the closest name, or the list of them.
     """
-    return registry.get(name, family)
+    return workload_named(name, family)
 
 
 def _required(params: type, opt: Option) -> bool:

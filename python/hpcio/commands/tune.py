@@ -25,9 +25,8 @@ from hpcio.commands.run import (
 )
 from hpcio.errors import SpecError
 from hpcio.options import COUNT_RANGE, FLAG, SIZE, SIZE_RANGE, choice, declared, option
-from hpcio.spec.model import RunSpec
+from hpcio.spec.model import RunSpec, workload_named
 from hpcio.units import format_bytes
-from hpcio.workloads import registry
 
 if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
@@ -224,7 +223,7 @@ def point_spec(args: argparse.Namespace, tune: TuneSettings, ranks: int, point: 
         "transfer_bytes": transfer,
         "in_flight": depth,
     }
-    return RunSpec.build(registry.get(tune.pattern, "pattern"), **settings).validate()
+    return RunSpec.build(workload_named(tune.pattern, "pattern"), **settings).validate()
 
 
 def size_per_rank(tune: TuneSettings, point: Point) -> int:

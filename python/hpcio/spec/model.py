@@ -20,6 +20,17 @@ from hpcio.workloads.patterns.params import PatternParams
 PHASE_ORDERS = (("write",), ("read",), ("write", "read"))
 
 
+def workload_named(name: str, family: str | None = None) -> Workload:
+    """The registered workload (of `family`, when given) a name means: typed on the command
+    line, read from a suite or from a document. The one place spec and the commands look a
+    workload up by name.
+
+    Raises:
+        SpecError: no such workload: the closest name, or the list of them.
+    """
+    return registry.get(name, family)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunSpec:
     """Everything that defines a run. `ranks` is the MPI world size."""
@@ -220,7 +231,7 @@ class RunSpec:
         Raises:
             SpecError: an unknown workload.
         """
-        chosen = registry.get(workload) if isinstance(workload, str) else workload
+        chosen = workload_named(workload) if isinstance(workload, str) else workload
         declared_params = {f.name for f in dataclasses.fields(chosen.params)}
         settings = _with_kind_in_flight(chosen, settings)
         common = {f.name for f in dataclasses.fields(cls)} - {"workload", "params"}

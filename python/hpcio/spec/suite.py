@@ -23,7 +23,7 @@ from typing import Any
 from hpcio import kinds, tomlfile
 from hpcio.errors import HpcioError, SpecError
 from hpcio.options import SIZE, Option
-from hpcio.spec.model import COMMON_OPTIONS, RunSpec
+from hpcio.spec.model import COMMON_OPTIONS, RunSpec, workload_named
 from hpcio.spec.sweep import grid
 from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes, parse_size_range
@@ -557,7 +557,7 @@ def _pattern(value: Any) -> Workload:
 def _workload(value: Any, family: str | None = None) -> Workload:
     """Any workload `hpcio run --workload` (or --pattern) runs, or training (of `family`,
     when given)."""
-    found = registry.get(_string(value), family)
+    found = workload_named(_string(value), family)
     if found.name == "unet3d-datagen":
         raise SpecError(
             "unet3d-datagen is not a suite's point: run `hpcio train datagen` once, then the "
