@@ -262,13 +262,28 @@ def _write_object(target: Any, record: str) -> bool:
 
 
 def _release_object(target: Any, url: str) -> None:
+    """Remove our lock object. Each step is retried (cleanup.retrying): the store may still
+    reset or stall requests as it did during the run (issue 28), and a lock left behind would
+    block the next run on this prefix."""
+    from hpcio.runner.cleanup import retrying
+
     if _held.pop(url, None) is None:
         return  # released already (release_all)
     _held_objects.pop(url, None)
+    with contextlib.suppress(OSError):
+        holder = retrying(lambda: _read_object_or_raise(target))
+        if holder is not None and _ours(holder):  # never another run's, had one raced us
+            retrying(lambda: target.remove([LOCK_KEY]))
+
+
+def _read_object_or_raise(target: Any) -> str | None:
+    """The lock object's record, None if there is none; OSError if the store failed to say."""
+    if LOCK_KEY not in target.list(LOCK_KEY):
+        return None
     holder = _read_object(target)
-    if holder is not None and _ours(holder):  # never another run's, should one have raced us
-        with contextlib.suppress(OSError):
-            target.remove([LOCK_KEY])
+    if holder is None and LOCK_KEY in target.list(LOCK_KEY):
+        raise OSError(0, f"cannot read {LOCK_KEY}")  # a failed read, not a vanished lock
+    return holder
 
 
 def _release(path: str) -> None:
