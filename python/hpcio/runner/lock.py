@@ -206,7 +206,9 @@ def _hold_object(run: RunSpec) -> None:
         raise TargetError(_in_use(run, holder))
     if holder is not None and _ours(holder):
         return
-    if not _write_object(target, _record()):
+    # A read-only run tries once: a store that takes no write (fake-gcs-server) answers alike.
+    written = _write_object_retrying if run.writes else _write_object
+    if not written(target, _record()):
         if run.writes:
             raise TargetError(f"target {url}: cannot write its lock object {LOCK_KEY}")
         return  # a read-only prefix: reading cannot harm another run's data
@@ -259,6 +261,27 @@ def _write_object(target: Any, record: str) -> bool:
     executor = _engine.Executor(target, seed=0)
     executor.run(_one_transfer(Op.WRITE, Op.OPEN_WRITE).for_engine(), source=data)
     return not executor.figures().errors
+
+
+def _write_object_retrying(target: Any, record: str) -> bool:
+    """Write the lock object, tried again as cleanup.retrying does: a PUT whose answer was
+    lost (a reset, issue 28) may have landed all the same, and a run that gave up then would
+    leave its lock behind. Where every try failed, a lock of ours that did land is removed."""
+    from hpcio.runner.cleanup import retrying
+
+    def write() -> None:
+        if not _write_object(target, record):
+            raise OSError(0, f"cannot write {LOCK_KEY}")
+
+    try:
+        retrying(write)
+    except OSError:
+        with contextlib.suppress(OSError):
+            holder = retrying(lambda: _read_object_or_raise(target))
+            if holder is not None and _ours(holder):
+                retrying(lambda: target.remove([LOCK_KEY]))
+        return False
+    return True
 
 
 def _release_object(target: Any, url: str) -> None:
