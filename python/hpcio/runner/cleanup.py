@@ -156,6 +156,8 @@ def clean_up_after(
             # The journal holds the uploads the ranks knew of; a create whose answer was lost
             # made one no rank knew, which only the store's own list shows.
             aborted += abort_run_uploads(spec, written_keys(specs)) if spec.writes else 0
+            if spec.writes:
+                remove_probes(spec)
             if aborted:
                 print(f"hpcio: aborted {aborted} incomplete upload(s) the job left on "
                       f"{target.url}", file=sys.stderr)  # fmt: skip
@@ -173,13 +175,47 @@ def clean_up_after(
 
 def after_finished_job(specs: Sequence[RunSpec]) -> None:
     """The MPI job ended well: abort any upload still open under the keys it wrote (a create
-    whose answer a reset lost made one the engine's own clean-up could miss), saying so."""
+    whose answer a reset lost made one the engine's own clean-up could miss), saying so, and
+    remove any probe object left (remove_probes)."""
     every = [each for s in specs if s.writes for each in s.each_target()]
     for spec in {(s.target.url, s.target.endpoint): s for s in every}.values():
         aborted = abort_run_uploads(spec, written_keys(specs))
+        remove_probes(spec)
         if aborted:
             print(f"hpcio: aborted {aborted} incomplete upload(s) the run left on "
                   f"{spec.target.url}", file=sys.stderr)  # fmt: skip
+
+
+#: How the target probe names its object, followed by the probing process's id (engine
+#: object.rs probe_path).
+PROBE_START = ".hpcio-probe-"
+
+
+def remove_probes(spec: RunSpec) -> int:
+    """Remove every probe object under `spec`'s target (an object store that keeps its
+    objects): the launcher's and rank 0's probes delete their own, but a DELETE that failed
+    past its retries, or a PUT whose answer was lost and that landed after it, leaves one
+    (issue 28). The run holds the target's lock, so these are its own or those of a run its
+    lock refused, whose probes are over. Each LIST and removal is retried (`retrying`); best
+    effort past that. Returns how many were listed."""
+    target_spec = spec.target
+    if not (target_spec.is_object_store and target_spec.traits.lasting):
+        return 0
+    try:
+        target = _engine.Target(target_spec.url, options=dict(target_spec.options))
+        probes = retrying(lambda: target.list(PROBE_START))
+        if probes:
+            retrying(lambda: target.remove(probes))
+    except (OSError, ValueError):
+        return 0
+    return len(probes)
+
+
+def remove_probe(target: _engine.Target) -> None:
+    """Remove this process's probe object after a failed write probe, the DELETE retried
+    past the faults that failed the probe (the engine tried it, but fewer times)."""
+    with contextlib.suppress(OSError):
+        retrying(lambda: target.remove([f"{PROBE_START}{os.getpid()}"]))
 
 
 def abort_run_uploads(spec: RunSpec, keys: Sequence[str]) -> int:
