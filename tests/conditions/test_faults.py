@@ -71,8 +71,8 @@ _FAULTS = ("reset", "resetall", "cut", "cutall", "stall", "stallall")
 
 
 def _sweep(server) -> None:
-    """Remove what a test here left on the session's store (the xfail cases below leave an
-    upload or an object by design), so no later test in the session finds it."""
+    """Remove what a failed test here left on the session's store, so no later test in the
+    session finds it."""
     if not server.url().startswith("s3://"):
         return  # Azurite's uncommitted blocks are invisible to other tests' listings
     client = server.client()
