@@ -97,3 +97,35 @@ def test_clean_target_removes_only_hpcios_own_files(target_dir):
     done = cleanup.clean_target(target)
     assert (set(done.keys), done.removed, done.uploads, done.journaled) == (keys, 2, [], [])
     assert [p.name for p in target_dir.iterdir()] == ["hpcio-notes.txt"]
+
+
+def test_the_clean_up_retries_a_failing_call_a_bounded_number_of_times(monkeypatch):
+    monkeypatch.setattr(cleanup, "CLEANUP_BACKOFF_S", 0.0)
+    calls = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise ConnectionResetError(104, "reset")
+        return "done"
+
+    assert cleanup.retrying(flaky) == "done"
+    assert len(calls) == 3
+
+    def broken() -> None:
+        calls.append(1)
+        raise TimeoutError("stalled")
+
+    calls.clear()
+    with pytest.raises(TimeoutError):
+        cleanup.retrying(broken)
+    assert len(calls) == cleanup.CLEANUP_ATTEMPTS
+
+
+def test_stores_that_keep_nothing_have_no_uploads_or_probes_to_clean(target_dir):
+    # file:// has no multipart uploads and its probe removes its file with one unlink.
+    run = spec(target_dir)
+    (target_dir / f"{cleanup.PROBE_START}1").write_bytes(b"hpcio")
+    assert cleanup.abort_run_uploads(run, cleanup.written_keys([run])) == 0
+    assert cleanup.remove_probes(run) == 0
+    assert (target_dir / f"{cleanup.PROBE_START}1").exists()

@@ -6,11 +6,13 @@ files they wrote and says which finished iterations the results file kept), and 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from hpcio import _engine
 from hpcio.errors import HpcioError, TargetError
@@ -25,6 +27,25 @@ if TYPE_CHECKING:
 
 #: The exit code of a job stopped by SIGINT: the launcher has said so already.
 _INTERRUPTED = 130
+
+#: The clean-up meets the faults the run met (resets, stalls: issue 28), so each of its LISTs,
+#: aborts and removals is tried this many times, waiting CLEANUP_BACKOFF_S, then twice as long,
+#: between tries: 15.5 s of waiting at most, beyond the engine's own retries of each request.
+CLEANUP_ATTEMPTS = 6
+CLEANUP_BACKOFF_S = 0.5
+
+_T = TypeVar("_T")
+
+
+def retrying(call: Callable[[], _T]) -> _T:
+    """`call()`, tried again after an OSError (a reset, a timeout) up to CLEANUP_ATTEMPTS
+    times in all with a doubling backoff; the last try's OSError is raised."""
+    for attempt in range(CLEANUP_ATTEMPTS - 1):
+        try:
+            return call()
+        except OSError:
+            time.sleep(CLEANUP_BACKOFF_S * 2**attempt)
+    return call()
 
 
 def written_keys(specs: Sequence[RunSpec]) -> list[str]:
@@ -131,19 +152,109 @@ def clean_up_after(
     for spec in {(s.target.url, s.target.endpoint): s for s in every}.values():
         target = spec.target
         if target.is_object_store and target.traits.lasting:
-            aborted = journal.abort_abandoned(target.url, target.options, job)
+            aborted = len(journal.abort_abandoned(target.url, target.options, job))
+            # The journal holds the uploads the ranks knew of; a create whose answer was lost
+            # made one no rank knew, which only the store's own list shows.
+            aborted += abort_run_uploads(spec, written_keys(specs)) if spec.writes else 0
+            if spec.writes:
+                remove_probes(spec)
             if aborted:
-                print(f"hpcio: aborted {len(aborted)} incomplete upload(s) the job left on "
+                print(f"hpcio: aborted {aborted} incomplete upload(s) the job left on "
                       f"{target.url}", file=sys.stderr)  # fmt: skip
         if not spec.keep and spec.writes:
             with contextlib.suppress(OSError, HpcioError):  # `hpcio clean` removes the rest
-                open_target(spec).remove(written_keys(specs))
-                remove_empty_directories(spec.target, written_keys(specs))
+                keys = written_keys(specs)
+                retrying(lambda: open_target(spec).remove(keys))  # noqa: B023
+                remove_empty_directories(spec.target, keys)
     if output and output != results_io.STDOUT:
         interrupted = results_io.interrupted_since(output, since)
         shown = "stdout" if output == os.environ.get(results_io.SPOOL_VARIABLE) else output
         if interrupted is not None or stopped:
             say_kept(shown, finished_iterations(interrupted) if interrupted else 0)
+
+
+def after_finished_job(specs: Sequence[RunSpec]) -> None:
+    """The MPI job ended well: abort any upload still open under the keys it wrote (a create
+    whose answer a reset lost made one the engine's own clean-up could miss), saying so, and
+    remove any probe object left (remove_probes)."""
+    every = [each for s in specs if s.writes for each in s.each_target()]
+    for spec in {(s.target.url, s.target.endpoint): s for s in every}.values():
+        aborted = abort_run_uploads(spec, written_keys(specs))
+        remove_probes(spec)
+        if aborted:
+            print(f"hpcio: aborted {aborted} incomplete upload(s) the run left on "
+                  f"{spec.target.url}", file=sys.stderr)  # fmt: skip
+
+
+#: How the target probe names its object, followed by the probing process's id (engine
+#: object.rs probe_path).
+PROBE_START = ".hpcio-probe-"
+
+
+def remove_probes(spec: RunSpec) -> int:
+    """Remove every probe object under `spec`'s target (an object store that keeps its
+    objects): the launcher's and rank 0's probes delete their own, but a DELETE that failed
+    past its retries, or a PUT whose answer was lost and that landed after it, leaves one
+    (issue 28). The run holds the target's lock, so these are its own or those of a run its
+    lock refused, whose probes are over. Each LIST and removal is retried (`retrying`); best
+    effort past that. Returns how many were listed."""
+    target_spec = spec.target
+    if not (target_spec.is_object_store and target_spec.traits.lasting):
+        return 0
+    try:
+        target = _engine.Target(target_spec.url, options=dict(target_spec.options))
+        probes = retrying(lambda: target.list(PROBE_START))
+        if probes:
+            retrying(lambda: target.remove(probes))
+    except (OSError, ValueError):
+        return 0
+    return len(probes)
+
+
+def remove_probe(target: _engine.Target) -> None:
+    """Remove this process's probe object after a failed write probe, the DELETE retried
+    past the faults that failed the probe (the engine tried it, but fewer times)."""
+    with contextlib.suppress(OSError):
+        retrying(lambda: target.remove([f"{PROBE_START}{os.getpid()}"]))
+
+
+def abort_run_uploads(spec: RunSpec, keys: Sequence[str]) -> int:
+    """Abort every multipart upload the store lists as open under one of `keys` or the run's
+    lock object, on `spec`'s target (an object store that keeps its objects; else nothing).
+    They are the run's: it holds the target's lock and was about to overwrite those keys.
+    Each LIST and abort is retried (`retrying`); best effort past that, as `hpcio clean`
+    lists and aborts what is left. Returns how many went."""
+    target_spec = spec.target
+    if not (target_spec.is_object_store and target_spec.traits.lasting):
+        return 0
+    wanted = {*keys, LOCK_KEY}
+    # One LIST for all: the keys' common start (of the sorted first and last, that of all).
+    first, last = min(wanted), max(wanted)
+    same = (a == b for a, b in zip(first, last, strict=False))
+    start = first[: sum(1 for _ in itertools.takewhile(bool, same))]
+    try:
+        target = _engine.Target(target_spec.url, options=dict(target_spec.options))
+        listed = retrying(lambda: target.list_uploads(start))
+    except (OSError, ValueError):
+        return 0
+    return sum(_abort(target, key, upload_id) for key, upload_id in listed if key in wanted)
+
+
+def _abort(target: _engine.Target, key: str, upload_id: str) -> bool:
+    """Abort one listed upload, tried as `retrying` does; a try that failed may have been
+    carried out all the same (its answer lost), so before the next the store's list says
+    whether the upload is still there. Whether it is gone."""
+    for attempt in range(CLEANUP_ATTEMPTS):
+        try:
+            target.abort_upload(key, upload_id)
+        except OSError:
+            time.sleep(CLEANUP_BACKOFF_S * 2**attempt)
+            with contextlib.suppress(OSError):
+                if (key, upload_id) not in target.list_uploads(key):
+                    return True
+            continue
+        return True
+    return False
 
 
 def finished_iterations(document: ResultDocument) -> int:

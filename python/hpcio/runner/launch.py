@@ -106,6 +106,8 @@ def launch_or_join(
                 raise
             if code != 0:
                 cleanup.after_failed_job(code, specs, job, written, before)
+            else:
+                cleanup.after_finished_job(specs)
             return code
 
     def here(world: Comm) -> int:
@@ -170,6 +172,7 @@ def launch_groups(
         if code:
             cleanup.after_failed_job(code, group, job, output, before)
             return code
+        cleanup.after_finished_job(group)
     return 0
 
 

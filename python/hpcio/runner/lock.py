@@ -206,7 +206,9 @@ def _hold_object(run: RunSpec) -> None:
         raise TargetError(_in_use(run, holder))
     if holder is not None and _ours(holder):
         return
-    if not _write_object(target, _record()):
+    # A read-only run tries once: a store that takes no write (fake-gcs-server) answers alike.
+    written = _write_object_retrying if run.writes else _write_object
+    if not written(target, _record()):
         if run.writes:
             raise TargetError(f"target {url}: cannot write its lock object {LOCK_KEY}")
         return  # a read-only prefix: reading cannot harm another run's data
@@ -261,14 +263,50 @@ def _write_object(target: Any, record: str) -> bool:
     return not executor.figures().errors
 
 
+def _write_object_retrying(target: Any, record: str) -> bool:
+    """Write the lock object, tried again as cleanup.retrying does: a PUT whose answer was
+    lost (a reset, issue 28) may have landed all the same, and a run that gave up then would
+    leave its lock behind. Where every try failed, a lock of ours that did land is removed."""
+    from hpcio.runner.cleanup import retrying
+
+    def write() -> None:
+        if not _write_object(target, record):
+            raise OSError(0, f"cannot write {LOCK_KEY}")
+
+    try:
+        retrying(write)
+    except OSError:
+        with contextlib.suppress(OSError):
+            holder = retrying(lambda: _read_object_or_raise(target))
+            if holder is not None and _ours(holder):
+                retrying(lambda: target.remove([LOCK_KEY]))
+        return False
+    return True
+
+
 def _release_object(target: Any, url: str) -> None:
+    """Remove our lock object. Each step is retried (cleanup.retrying): the store may still
+    reset or stall requests as it did during the run (issue 28), and a lock left behind would
+    block the next run on this prefix."""
+    from hpcio.runner.cleanup import retrying
+
     if _held.pop(url, None) is None:
         return  # released already (release_all)
     _held_objects.pop(url, None)
+    with contextlib.suppress(OSError):
+        holder = retrying(lambda: _read_object_or_raise(target))
+        if holder is not None and _ours(holder):  # never another run's, had one raced us
+            retrying(lambda: target.remove([LOCK_KEY]))
+
+
+def _read_object_or_raise(target: Any) -> str | None:
+    """The lock object's record, None if there is none; OSError if the store failed to say."""
+    if LOCK_KEY not in target.list(LOCK_KEY):
+        return None
     holder = _read_object(target)
-    if holder is not None and _ours(holder):  # never another run's, should one have raced us
-        with contextlib.suppress(OSError):
-            target.remove([LOCK_KEY])
+    if holder is None and LOCK_KEY in target.list(LOCK_KEY):
+        raise OSError(0, f"cannot read {LOCK_KEY}")  # a failed read, not a vanished lock
+    return holder
 
 
 def _release(path: str) -> None:

@@ -36,7 +36,7 @@ from hpcio.runner.aggregate import (
     summarize,
     target_figures,
 )
-from hpcio.runner.cleanup import remove_empty_directories, written_keys
+from hpcio.runner.cleanup import remove_empty_directories, remove_probe, written_keys
 from hpcio.runner.cpu import client_bound_warnings
 from hpcio.runner.pagecache import (
     cache_record,
@@ -131,6 +131,8 @@ def _probe_one(run: RunSpec) -> None:
         target.probe(write=writes)
     except OSError as e:
         if run.target.is_object_store:
+            if writes:
+                remove_probe(target)
             raise TargetError(f"target {run.target.url}: {e.strerror or e}") from None
         if run.direct and e.errno == 22:
             raise TargetError(
