@@ -233,6 +233,9 @@ CASES: dict[str, list[tuple[str, ...]]] = {
     "tune": [
         ("tune",),
         ("tune", "--target", "ftp://x"),
+        # The same target twice: refused in one line, whichever way it is given.
+        ("tune", "--target", "null://", "--target", "null://"),
+        ("tune", "-n", "2", "--target", "s3://hpcio-a/x,s3://hpcio-a/x"),
         ("tune", "--target", FT, "--max-memory", "1KiB"),
         ("tune", "--target", FT, "--in-flight-range", "1..6"),
         ("tune", "--target", FT, "--in-flight-range", "0..4"),

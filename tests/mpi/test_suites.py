@@ -296,3 +296,35 @@ def test_netcdf_suite_runs_its_small_scales_and_reports_both_figures(
     assert compared.returncode == 0, compared.stderr
     assert "### allwrite write" in compared.stdout
     assert f"| {url} | 8 | 32 MiB | N/A |" in compared.stdout
+
+
+def test_nodes_small_scale_has_each_target_s_pair_in_every_table(
+    hpcio, file_url, read_documents, target_dir, tmp_path, s3_server, azure_server
+):
+    """suites/nodes.toml at --scale small on a directory, S3 (versitygw) and Azure (Azurite)
+    in one command: no point is left out on S3 (8 MiB per rank: the N-1 object's parts are
+    ones S3 accepts), and each pattern's Procs/Node x Nodes table has a Latency/Bandwidth pair
+    per target in every row."""
+    output = tmp_path / "nodes.jsonl"
+    urls = [file_url(target_dir), s3_server.url("nodes"), azure_server.url("nodes")]
+    targets = [arg for url in urls for arg in ("--target", url)]
+    done = hpcio("suite", "run", "nodes", "--scale", "small", "-o", output, *targets,
+                 env={**s3_server.env, **azure_server.env})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "left out" not in done.stdout + done.stderr
+    docs = read_documents(output)
+    assert len(docs) == 3 * 3 * len(urls)  # patterns x layouts x targets
+    assert all(d["status"] == "complete" for d in docs)
+
+    report = hpcio("report", output, "--format", "json")
+    assert report.returncode == 0, report.stderr
+    tables = json.loads(report.stdout)
+    assert {t["title"].split(" on ")[0] for t in tables} == {
+        "sfmr read", "sfmw write", "sfmw read", "mfmw write", "mfmw read"
+    }  # fmt: skip
+    for table in tables:
+        assert table["columns"][:2] == ["Procs/Node", "Nodes"]
+        pairs = [f"{u} {m}" for u in urls for m in ("Latency (s)", "Bandwidth (MiB/s)")]
+        assert table["columns"][-len(pairs) :] == pairs
+        assert len(table["rows"]) == 3
+        assert all(value is not None for row in table["rows"] for value in row)

@@ -252,3 +252,19 @@ def test_two_workloads_match_when_the_workload_is_ignored(hpcio, tmp_path):
     assert len(matched) == 4  # write and read at 1 and 2 MiB per rank
     assert out["ignored"][0] == "workload"
     assert out["counts"]["only in A"] == 0 and out["counts"]["only in B"] == 0
+
+
+def test_a_table_of_two_workloads_is_titled_by_both(hpcio, tmp_path):
+    """With --ignore workload, A's sfmw against B's mfmw: each table's title names both (not
+    A's alone), in every format that has titles."""
+    a = recorded.selected(recorded.V1 / "file-2ranks.jsonl", tmp_path / "a.jsonl", pattern="sfmw")
+    b = recorded.selected(recorded.V1 / "file-2ranks.jsonl", tmp_path / "b.jsonl", pattern="mfmw")
+    text = compare(hpcio, a, b, "--ignore", "workload", fmt="md")
+    titles = [line for line in text.splitlines() if line.startswith("### ")]
+    assert titles == ["### sfmw vs mfmw write", "### sfmw vs mfmw read"]
+    rows = compare(hpcio, a, b, "--ignore", "workload", fmt="csv").splitlines()[1:]
+    assert {row.split(",")[0] for row in rows} == {"sfmw vs mfmw write", "sfmw vs mfmw read"}
+    same = compare(hpcio, a, a, fmt="md")
+    assert [line for line in same.splitlines() if line.startswith("### ")] == [
+        "### sfmw write", "### sfmw read"
+    ]  # fmt: skip

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from hpcio.errors import SpecError
 from hpcio.spec.model import RunSpec
-from hpcio.spec.suite import load_suite
+from hpcio.spec.suite import describe, load_suite
 from hpcio.spec.sweep import pending, point_key
 from hpcio.tomlfile import key_lines
 from hpcio.workloads.patterns.common import file_bytes
@@ -268,7 +268,22 @@ def test_small_scale_keeps_the_shape(name):
     assert all(b == 2 * a for a, b in itertools.pairwise(small_sizes))
     assert max(p.ranks for p in small.points) <= 4
     assert max(p.iterations for p in small.points) <= 2
-    assert sum(file_bytes(p) for p in small.points) < sum(file_bytes(p) for p in full.points) / 50
+    work = [sum(file_bytes(p) * p.iterations for p in s.points) for s in (small, full)]
+    assert work[0] < work[1] / 50
+
+
+@pytest.mark.parametrize("name", ["output", "input", "nodes"])
+def test_small_scale_runs_every_point_on_every_object_store(name):
+    """At --scale small each rank's region is at least 8 MiB, so an N-1 object's parts are
+    ones S3 and GCS accept: no point is left out on an object store, and every target has the
+    same points (a row of the study's table has each target's pair)."""
+    urls = ["file:///tmp/x", "s3://bucket-a/x", "az://container-a/x", "gs://bucket-b/x"]
+    small = load_suite(SUITES / f"{name}.toml", scale="small", targets=urls)
+    assert small.left_out == ()
+    by_target = {u: sorted(describe(p, target=False) for p in small.points if p.target.url == u)
+                 for u in urls}  # fmt: skip
+    assert len({tuple(v) for v in by_target.values()}) == 1
+    assert min(p.params.size_per_rank_bytes for p in small.points) >= 8 * MiB
 
 
 WORKLOADS = """\

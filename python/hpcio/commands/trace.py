@@ -35,7 +35,8 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.action != "summary":
         raise SpecError(f"unknown action {args.action}")
     ops = operations.load(args.path)
-    show(summary.from_operations(ops), f"hpcio trace {args.path}", args, ops)
+    module = summary.module_for(operations.kind_of(args.path))
+    show(summary.from_operations(ops, module), f"hpcio trace {args.path}", args, ops)
     return 0
 
 

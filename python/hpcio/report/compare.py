@@ -383,10 +383,12 @@ def _size_or_na(size: int | None) -> str:
 
 
 def tables(comparison: Comparison) -> list[tuple[str, list[ComparedPoint]]]:
-    """Points grouped by (pattern, phase), titled 'sfmw write', in order of appearance."""
+    """Points grouped by (pattern, phase), titled 'sfmw write' ('sfmw vs mfmw write' where
+    A's workload and B's differ, --ignore workload), in order of appearance."""
     groups: dict[str, list[ComparedPoint]] = {}
     for point in comparison.points:
-        groups.setdefault(f"{point.spec['workload']} {point.phase}", []).append(point)
+        workload = point.shown(lambda s: str(s["workload"]))
+        groups.setdefault(f"{workload} {point.phase}", []).append(point)
     return list(groups.items())
 
 

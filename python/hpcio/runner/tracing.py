@@ -55,6 +55,7 @@ class Tracer:
         self.rank = rank
         self.origin_ns = origin_ns
         self.directory = directory
+        self._kind = run.target.kind
         # Python bodies name files by their path; the trace names them as the plans do.
         self._prefix = "" if run.target.is_object_store else run.target.path.rstrip("/") + "/"
         self._files: dict[str, int] = {}
@@ -118,6 +119,7 @@ class Tracer:
             # The origin is read before any operation starts: no time is negative.
             start_ns=starts[order].astype(np.int64) - origin,
             end_ns=ends[order].astype(np.int64) - origin,
+            target_kind=self._kind,
         )
         return len(codes)
 

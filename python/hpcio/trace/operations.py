@@ -102,15 +102,19 @@ def write_columns(
     length: np.ndarray,
     start_ns: np.ndarray,
     end_ns: np.ndarray,
+    target_kind: str | None = None,
 ) -> None:
     """write(), from the tables and indices themselves (a rank's tracer has them already:
-    millions of rows need never become strings)."""
+    millions of rows need never become strings). `target_kind`: the kind of target the
+    operations went to ("posix", "s3", ...), kept beside the columns (kind_of reads it)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
+    kind = {} if target_kind is None else {"target_kind": np.asarray(target_kind, dtype=str)}
     with open(partial, "wb") as out:
         np.savez(
             out,
+            **kind,
             format_version=np.int32(FORMAT_VERSION),
             rank=np.asarray(rank, dtype=np.int32),
             files=np.asarray(files, dtype=str),
@@ -148,6 +152,21 @@ def load(path: str | os.PathLike) -> Operations:
     if not where.exists():
         raise TraceError(f"{where}: no such file or directory")
     return load_file(where)
+
+
+def kind_of(path: str | os.PathLike) -> str | None:
+    """The target kind a trace's operations went to ("posix", "s3", ...): what its first
+    rank's file says, or None for a trace written before files said it (they were all
+    counted as POSIX) or one that does not say."""
+    where = Path(path)
+    found = sorted(where.rglob(f"rank-*{SUFFIX}")) if where.is_dir() else [where]
+    if not found:
+        return None
+    try:
+        with np.load(found[0], allow_pickle=False) as archive:
+            return str(archive["target_kind"]) if "target_kind" in archive.files else None
+    except (ValueError, KeyError, zipfile.BadZipFile, EOFError, OSError):
+        return None
 
 
 def load_file(path: Path) -> Operations:

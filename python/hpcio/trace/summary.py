@@ -106,15 +106,26 @@ def bucket(length: int) -> str:
     raise AssertionError("the last bucket has no top")
 
 
+def module_for(target_kind: str | None) -> str:
+    """The module a trace's records are named by: POSIX for a file system's (and for a trace
+    that does not say its kind), else the target kind's name ("S3", "AZURE", "GCS"), its
+    counters prefixed the same way: Darshan has no module for an object store's requests."""
+    if target_kind is None or target_kind == "posix":
+        return "POSIX"
+    return target_kind.upper()
+
+
 def from_operations(ops: Operations, module: str = "POSIX") -> list[Row]:
-    """Darshan's counters for every (rank, file) of `ops`, ranks then files in order."""
+    """Darshan's counters for every (rank, file) of `ops`, ranks then files in order; `module`
+    names the records and prefixes their counters (a Darshan module, or module_for's)."""
     rows = []
     ordered = ops.sorted_by_start()
     for rank in np.unique(ordered.rank):
         mine = ordered.select(ordered.rank == rank)
         for file in sorted(set(mine.file.tolist())):
             one = mine.select(mine.file == file)
-            rows.append(Row(module, int(rank), str(file), counters(one, PREFIXES[module])))
+            prefix = PREFIXES.get(module, module)
+            rows.append(Row(module, int(rank), str(file), counters(one, prefix)))
     return rows
 
 
