@@ -183,6 +183,16 @@ def test_imaging_reads_its_slab_and_shot_then_writes_its_image(
         assert phase["metrics"]["raw_bytes"] == raw
         assert phase["errors"] == 0
     assert list(target_dir.iterdir()) == []  # volume, shots and images removed
+    # The library table's Step I/O (s): one shot's read plus its write, mean over iterations.
+    report = hpcio("report", out)
+    assert report.returncode == 0, report.stderr
+    table = report.stdout.split("### libraries: ")[1]
+    header = next(line for line in table.splitlines() if line.startswith("| Library"))
+    (row,) = [line for line in table.splitlines() if line.startswith("| imaging")]
+    cells = dict(zip(header.strip("| ").split(" | "), row.strip("| ").split(" | "), strict=True))
+    means = {p: np.mean([x["phase_time_s"] for x in doc["phases"] if x["phase"] == p])
+             for p in ("read", "write")}  # fmt: skip
+    assert float(cells["Step I/O (s)"]) == pytest.approx(means["read"] + means["write"], abs=2e-3)
 
 
 def test_imaging_finds_a_changed_shot_file(hpcio, file_url, target_dir):
