@@ -2,6 +2,7 @@
 real file target, with a real result document, no MPI."""
 
 import json
+import time
 
 import pytest
 from hpcio.runner import cleanup
@@ -120,6 +121,23 @@ def test_the_clean_up_retries_a_failing_call_a_bounded_number_of_times(monkeypat
     with pytest.raises(TimeoutError):
         cleanup.retrying(broken)
     assert len(calls) == cleanup.CLEANUP_ATTEMPTS
+
+
+def test_a_try_that_failed_slowly_is_not_tried_again(monkeypatch):
+    # A stalled store: the engine's own retries spent the user's timeout; trying again would
+    # spend it CLEANUP_ATTEMPTS times over.
+    monkeypatch.setattr(cleanup, "CLEANUP_BACKOFF_S", 0.0)
+    monkeypatch.setattr(cleanup, "CLEANUP_SLOW_TRY_S", 0.05)
+    calls = []
+
+    def stalled() -> None:
+        calls.append(1)
+        time.sleep(0.06)
+        raise TimeoutError("stalled")
+
+    with pytest.raises(TimeoutError):
+        cleanup.retrying(stalled)
+    assert len(calls) == 1
 
 
 def test_stores_that_keep_nothing_have_no_uploads_or_probes_to_clean(target_dir):

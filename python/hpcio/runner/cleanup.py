@@ -37,13 +37,23 @@ CLEANUP_BACKOFF_S = 0.5
 _T = TypeVar("_T")
 
 
+#: A try that failed after this long met a store that did not answer (a stall: the engine's
+#: own retries spent the user's --store-option timeout budget): it is not tried again, so a
+#: clean-up never waits CLEANUP_ATTEMPTS times the user's bound (issue 28: no hang).
+CLEANUP_SLOW_TRY_S = 5.0
+
+
 def retrying(call: Callable[[], _T]) -> _T:
-    """`call()`, tried again after an OSError (a reset, a timeout) up to CLEANUP_ATTEMPTS
-    times in all with a doubling backoff; the last try's OSError is raised."""
+    """`call()`, tried again after an OSError that came at once (a reset) up to
+    CLEANUP_ATTEMPTS times in all with a doubling backoff; the last try's OSError, or that of
+    a try that took CLEANUP_SLOW_TRY_S or more (a stall), is raised."""
     for attempt in range(CLEANUP_ATTEMPTS - 1):
+        started = time.monotonic()
         try:
             return call()
         except OSError:
+            if time.monotonic() - started >= CLEANUP_SLOW_TRY_S:
+                raise
             time.sleep(CLEANUP_BACKOFF_S * 2**attempt)
     return call()
 
@@ -245,9 +255,12 @@ def _abort(target: _engine.Target, key: str, upload_id: str) -> bool:
     carried out all the same (its answer lost), so before the next the store's list says
     whether the upload is still there. Whether it is gone."""
     for attempt in range(CLEANUP_ATTEMPTS):
+        started = time.monotonic()
         try:
             target.abort_upload(key, upload_id)
         except OSError:
+            if time.monotonic() - started >= CLEANUP_SLOW_TRY_S:
+                return False  # the store stalls: `hpcio clean` aborts it later
             time.sleep(CLEANUP_BACKOFF_S * 2**attempt)
             with contextlib.suppress(OSError):
                 if (key, upload_id) not in target.list_uploads(key):
