@@ -348,12 +348,18 @@ def _read_completed_or_failed_cleanly(done, docs, prefix, cause):
         assert reads and all(p["errors"] == 0 for p in reads)
         print(f"{prefix} on gs: completed, store_failures {failures}")
         return
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("hpcio: error:"), done.stderr
-    print(f"{prefix} on gs: failed cleanly: {lines[0][:200]}")
+    print(f"{prefix} on gs: failed cleanly: {_one_error_line(done)[:200]}")
 
 
 READS = ("mfmw", "sfmw", "sfsw")
+
+
+def _one_error_line(done) -> str:
+    """A read that failed: a non-zero exit and one `hpcio: error:` line (reads leave nothing)."""
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("hpcio: error:"), done.stderr
+    return lines[0]
 
 
 @pytest.mark.parametrize("pattern", READS)
@@ -369,9 +375,7 @@ def test_gcs_reads_under_resets_are_retried_and_counted(gcs, pattern, tmp_path):
 def test_gcs_reads_under_resets_on_every_connection_fail_in_one_line(gcs, pattern, tmp_path):
     prefix = f"gsresetall-{pattern}"
     done, _ = _read_through(gcs, prefix, pattern, tmp_path, [_always(_lossy("reset"))])
-    assert done.returncode != 0
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("hpcio: error:"), done.stderr
+    _one_error_line(done)
 
 
 @pytest.mark.parametrize("pattern", READS)
@@ -400,6 +404,4 @@ def test_gcs_stalled_reads_time_out_and_are_retried(gcs, pattern, tmp_path):
 def test_gcs_reads_stalled_past_every_retry_fail_in_one_line(gcs, pattern, tmp_path):
     prefix = f"gsstallall-{pattern}"
     done, _ = _read_through(gcs, prefix, pattern, tmp_path, [_always(_lossy("stall"), timeout=0)])
-    assert done.returncode != 0
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("hpcio: error:"), done.stderr
+    _one_error_line(done)
