@@ -355,10 +355,13 @@ READS = ("mfmw", "sfmw", "sfsw")
 
 
 def _one_error_line(done) -> str:
-    """A read that failed: a non-zero exit and one `hpcio: error:` line (reads leave nothing)."""
+    """A read that failed: a non-zero exit and one `hpcio: error:` line (reads leave nothing),
+    followed at most by the line saying where the iterations that finished were kept."""
     assert done.returncode != 0
     lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("hpcio: error:"), done.stderr
+    assert lines and lines[0].startswith("hpcio: error:"), done.stderr
+    assert all(line.lstrip().startswith("hpcio: kept ") for line in lines[1:]), done.stderr
+    assert len(lines) <= 2, done.stderr
     return lines[0]
 
 
