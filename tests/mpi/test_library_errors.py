@@ -4,6 +4,8 @@ with --verify it is still the library's error, not a verify failure (issue 25)."
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 #: 2 ranks x 32 MiB into a 16 MiB file system: every API runs out of space in the write phase.
@@ -81,3 +83,24 @@ def test_runs_that_fit_still_pass(hpcio, target_dir, file_url, private_mounts):
                      "--size-per-rank", "4MiB", "-n", "2", "-i", "1", "--verify", "-q",
                      launcher=small_tmpfs(target_dir, 16))  # fmt: skip
         assert (done.returncode, done.stderr) == (0, ""), done.stderr
+
+
+@pytest.mark.parametrize("extra", [(), ("--collective",)])
+def test_a_read_that_fails_inside_a_row_of_reads_fails_the_phase(
+    hpcio, target_dir, file_url, extra
+):
+    # Rank 1 reads the shared file's second half in eight 1 MiB calls (one row of the plan,
+    # read in a loop of its own); cut at 12 MiB, its fifth call finds the end of the file.
+    # Collective, rank 0 still gets its answers: rank 1 makes its remaining calls empty.
+    run = ("run", "--api", "mpiio", "--pattern", "sfmw", "--target", file_url(target_dir),
+           "--size-per-rank", "8MiB", "--transfer", "1MiB", "-n", "2", "-i", "1",
+           *extra)  # fmt: skip
+    done = hpcio(*run, "--keep", "-q")
+    assert done.returncode == 0, done.stderr
+    (shared,) = target_dir.iterdir()
+    os.truncate(shared, 12 << 20)
+    done = hpcio(*run, "--phases", "read")
+    assert done.returncode == 1, done.stderr
+    line = hpcio_line(done)
+    assert "read phase of iteration 1 failed: rank 1: " in line, line
+    assert f"mpiio read {shared.name}: read 0 of 1048576 bytes at offset {12 << 20}" in line, line

@@ -11,6 +11,7 @@ on MPI.COMM_SELF. Payloads are the engine's, so --verify checks every byte read 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -119,28 +120,46 @@ EXPANDED_BYTES_PER_TRANSFER = 41
 _SLICE = 1 << 16
 
 
-def operations(plan: Plan) -> Iterator[tuple[int, int, int, int, int]]:
-    """(op, key index, offset, length, writer) of every operation, in order. An ordered plan is
-    expanded run by run as it goes (memory stays that of its rows; with several files the
-    library visits one after the other rather than the engine's round robin); a shuffled one
-    takes the engine's order, one row per transfer, made into Python numbers a slice at a
-    time."""
+#: A plan's row: (op, key index, offset, length, count, stride, writer); `count` transfers
+#: `stride` bytes apart.
+Row = tuple[int, int, int, int, int, int, int]
+#: One operation: (op, key index, offset, length, writer).
+Step = tuple[int, int, int, int, int]
+
+
+def rows(plan: Plan) -> Iterator[Row]:
+    """The plan's rows in the order a library makes them. An ordered plan's own rows (memory
+    stays that of its rows; with several files the library visits one after the other rather
+    than the engine's round robin); a shuffled one takes the engine's order, one row per
+    transfer, made into Python numbers a slice at a time."""
     if plan.shuffle is None:
-        for op, index, offset, length, count, stride, writer in zip(
+        yield from zip(
             plan.ops.tolist(), plan.key_index.tolist(), plan.offsets.tolist(),
             plan.lengths.tolist(), plan.counts.tolist(), plan.strides.tolist(),
             plan.writers.tolist(), strict=True,
-        ):  # fmt: skip
-            for n in range(count):
-                yield op, index, offset + n * stride, length, writer
+        )  # fmt: skip
         return
-    rows = plan.per_transfer()
-    for start in range(0, len(rows), _SLICE):
-        part = rows.rows(start, start + _SLICE)
-        yield from zip(
+    expanded = plan.per_transfer()
+    for start in range(0, len(expanded), _SLICE):
+        part = expanded.rows(start, start + _SLICE)
+        for op, index, offset, length, writer in zip(
             part.ops.tolist(), part.key_index.tolist(), part.offsets.tolist(),
             part.lengths.tolist(), part.writers.tolist(), strict=True,
-        )  # fmt: skip
+        ):  # fmt: skip
+            yield op, index, offset, length, 1, 0, writer
+
+
+def _steps(row: Row, first: int = 0) -> Iterator[Step]:
+    """The row's operations from its `first` transfer on."""
+    op, index, offset, length, count, stride, writer = row
+    for n in range(first, count):
+        yield op, index, offset + n * stride, length, writer
+
+
+def operations(plan: Plan) -> Iterator[Step]:
+    """(op, key index, offset, length, writer) of every operation, in order."""
+    for row in rows(plan):
+        yield from _steps(row)
 
 
 def _extents(plan: Plan) -> np.ndarray:
@@ -156,65 +175,122 @@ def _run(walk: _Walk, context: Context) -> None:
     from mpi4py import MPI
 
     plan, layout = walk.plan, walk.layout
-    library = apis.library(layout.api)
     comm = context.communicator() if layout.shared else MPI.COMM_SELF
     # Without hints the libraries get MPI_INFO_NULL, as IOR gives them: an empty info object
     # is still copied and parsed by every open.
     info = mpi_info(layout.hints) if layout.hints else MPI.INFO_NULL
-    run, recorder = context.run, context.recorder
-    extents = walk.extents
-    # Writes go from a buffer the engine re-stamps (bytes that are already the payload stay),
-    # reads into a buffer of their own. A phase that only reads makes no payload: its filling
-    # (a millisecond per MiB on a busy node) would be timed.
-    payload = _engine.PayloadBuffer(run.seed, walk.largest) if walk.writes else None
-    written = payload.view if payload is not None else None
-    buffer = walk.buffer()
-    files: dict[int, Any] = {}
-    clock = _engine.clock_ns
-    steps = operations(plan)
-    for op, index, offset, length, writer in steps:
-        key = plan.keys[index]
-        start = clock()
-        try:
-            if op in (Op.OPEN_WRITE, Op.OPEN_READ):
-                size = layout.shared_bytes if extents is None else int(extents[index])
-                files[index] = library.open_file(
-                    context.path(key), comm, info, create=op == Op.OPEN_WRITE, size=size,
-                    chunk=layout.chunk_bytes, collective=layout.collective,
-                )  # fmt: skip
-                recorder.record("open", start, clock(), file=key)
-                if layout.hints and "mpiio_hints_in_effect" not in context.metrics:
-                    held = files[index].hints_in_effect(layout.hints)
-                    if held is not None:
-                        context.metrics["mpiio_hints_in_effect"] = held
-            elif op == Op.WRITE:
-                assert payload is not None and written is not None  # the plan writes
-                payload.fill(writer, key, offset, length)
-                start = clock()  # the payload is made outside the call, as the engine does
-                files[index].write(offset, written[:length])
-                recorder.record("write", start, clock(), length, file=key, offset=offset)
-            elif op == Op.READ:
-                data = files[index].read(offset, buffer[:length])
-                recorder.record("read", start, clock(), length, file=key, offset=offset)
-                if run.verify:
-                    check(context, key, data, writer, offset)
-            elif op == Op.SYNC:
-                files[index].sync()
-                recorder.record("sync", start, clock(), file=key)
-            elif op == Op.CLOSE:
-                files.pop(index).close()
-                recorder.record("close", start, clock(), file=key)
-        except library.Error as e:
-            if layout.shared and layout.collective:
-                _keep_step(files, steps, plan, layout, context, comm, info)
-            _abandon(library, files)
-            raise OSError(f"{layout.api} {Op(op).name.lower()} {key}: {e}") from None
+    calls = _Calls(walk, context, comm, info)
+    # An untraced row of reads is read in a loop of its own (_Calls.read_row): a traced one
+    # keeps each read's file and offset, which only a call at a time records.
+    batch_reads = not context.run.trace
+    plan_rows = rows(plan)
+    pending: Iterator[Step] = iter(())
+    row: Row | None = None
+    try:
+        for row in plan_rows:
+            if batch_reads and row[0] == Op.READ and row[4] > 1:
+                times: list[int] = []
+                try:
+                    calls.read_row(row, times)
+                finally:
+                    pending = _steps(row, len(times) // 2 + 1)  # those after a failed read
+                continue
+            pending = _steps(row)
+            for step in pending:
+                calls.step(step)
+    except calls.library.Error as e:
+        assert row is not None  # a row's call failed
+        if layout.shared and layout.collective:
+            remaining = itertools.chain(pending, (s for r in plan_rows for s in _steps(r)))
+            _keep_step(calls.files, remaining, plan, layout, context, comm, info)
+        _abandon(calls.library, calls.files)
+        raise OSError(f"{layout.api} {Op(row[0]).name.lower()} {plan.keys[row[1]]}: {e}") from None
     if layout.hints:
         info.Free()
 
 
+class _Calls:
+    """A phase's library calls, each timed and recorded, and the files they have open."""
+
+    def __init__(self, walk: _Walk, context: Context, comm: Any, info: Any) -> None:
+        self.walk, self.context, self.comm, self.info = walk, context, comm, info
+        self.library = apis.library(walk.layout.api)
+        self.files: dict[int, Any] = {}
+        # Writes go from a buffer the engine re-stamps (bytes that are already the payload
+        # stay), reads into a buffer of their own. A phase that only reads makes no payload:
+        # its filling (a millisecond per MiB on a busy node) would be timed.
+        self.payload = (
+            _engine.PayloadBuffer(context.run.seed, walk.largest) if walk.writes else None
+        )
+
+    def step(self, step: Step) -> None:
+        op, index, offset, length, writer = step
+        walk, context, files = self.walk, self.context, self.files
+        layout, recorder = walk.layout, context.recorder
+        key = walk.plan.keys[index]
+        clock = _engine.clock_ns
+        start = clock()
+        if op in (Op.OPEN_WRITE, Op.OPEN_READ):
+            size = layout.shared_bytes if walk.extents is None else int(walk.extents[index])
+            files[index] = self.library.open_file(
+                context.path(key), self.comm, self.info, create=op == Op.OPEN_WRITE,
+                size=size, chunk=layout.chunk_bytes, collective=layout.collective,
+            )  # fmt: skip
+            recorder.record("open", start, clock(), file=key)
+            if layout.hints and "mpiio_hints_in_effect" not in context.metrics:
+                held = files[index].hints_in_effect(layout.hints)
+                if held is not None:
+                    context.metrics["mpiio_hints_in_effect"] = held
+        elif op == Op.WRITE:
+            payload = self.payload
+            assert payload is not None  # the plan writes
+            payload.fill(writer, key, offset, length)
+            start = clock()  # the payload is made outside the call, as the engine does
+            files[index].write(offset, payload.view[:length])
+            recorder.record("write", start, clock(), length, file=key, offset=offset)
+        elif op == Op.READ:
+            data = files[index].read(offset, walk.buffer()[:length])
+            recorder.record("read", start, clock(), length, file=key, offset=offset)
+            if context.run.verify:
+                check(context, key, data, writer, offset)
+        elif op == Op.SYNC:
+            files[index].sync()
+            recorder.record("sync", start, clock(), file=key)
+        elif op == Op.CLOSE:
+            files.pop(index).close()
+            recorder.record("close", start, clock(), file=key)
+
+    def read_row(self, row: Row, times: list[int]) -> None:
+        """A row's reads, one after the other, with nothing between two calls but the clock:
+        each read's start and end go to `times` (two numbers a read, so a failed call leaves
+        the finished ones there), recorded together when the row ends or fails. What a call
+        at a time spends between two reads (finding the file, the op's dispatch, a record
+        call: a few microseconds) is time in which a busy node's scheduler can take the core
+        away; IOR's loop has none of it."""
+        _, index, offset, length, count, stride, writer = row
+        key, context = self.walk.plan.keys[index], self.context
+        read, view, clock = self.files[index].read, self.walk.buffer()[:length], _engine.clock_ns
+        verify = context.run.verify
+        try:
+            for n in range(count):
+                at = offset + n * stride
+                start = clock()
+                data = read(at, view)
+                times += (start, clock())
+                if verify:
+                    check(context, key, data, writer, at)
+        finally:
+            done = len(times) // 2
+            if done:
+                columns = np.array(times, np.uint64).reshape(done, 2)
+                context.recorder.record_many(
+                    np.full(done, int(Op.READ), np.uint8), np.ascontiguousarray(columns[:, 0]),
+                    np.ascontiguousarray(columns[:, 1]), np.full(done, length, np.uint64),
+                )  # fmt: skip
+
+
 def _keep_step(
-    files: dict[int, Any], steps: Iterator[tuple[int, int, int, int, int]], plan: Plan,
+    files: dict[int, Any], steps: Iterator[Step], plan: Plan,
     layout: Layout, context: Context, comm: Any, info: Any,
 ) -> None:  # fmt: skip
     """After an error on a shared file in collective mode, make the rest of the plan's calls
