@@ -3,6 +3,7 @@
 pub mod executor;
 pub mod figures;
 pub mod functions;
+pub mod library_rows;
 pub mod payload_buffer;
 pub mod plan;
 pub mod recorder;

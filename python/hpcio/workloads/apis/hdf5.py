@@ -11,11 +11,20 @@ from typing import Any
 
 import numpy as np
 
+from hpcio.workloads.apis import loaded
 from hpcio.workloads.apis.library_walk import VARIABLE
+from hpcio.workloads.native import _engine
 
 Error = (OSError, RuntimeError, ValueError)
 #: The buffer of a call that moves nothing: h5py wants one element behind the empty selection.
 _ONE = np.zeros(1, np.uint8)
+
+
+def _row_functions() -> tuple[int, int] | None:
+    # h5py's own libhdf5 (the parallel build's name ends in _openmpi or _mpich), not _hl.
+    lib = loaded.library(r"libhdf5(_openmpi|_mpich)?(-[0-9a-f]+)?\.so")
+    found = loaded.addresses(lib, "H5Sselect_hyperslab", "H5Dread")
+    return (found[0], found[1]) if found else None
 
 
 def available() -> str | None:
@@ -91,6 +100,22 @@ class Hdf5File:
             memory, file, out if len(out) else _ONE.copy(), mtype=self._bytes, dxpl=self._transfer
         )
         return out
+
+    def read_row(
+        self, out: np.ndarray, offset: int, stride: int, count: int
+    ) -> _engine.LibraryRow | None:
+        """`count` reads into `out`, from `offset` every `stride`, made by the engine (see
+        library_walk.read_row); None where it cannot call this process's libhdf5."""
+        functions = _row_functions()
+        if functions is None or not len(out):
+            return None
+        memory, file = self._spaces(offset, len(out))
+        ids = (self._id.id, self._bytes.id, memory.id, file.id, self._transfer.id)
+        return _engine.hdf5_read_row(functions, ids, out, offset, stride, count)
+
+    def row_error(self, code: int, detail: int, offset: int, length: int) -> str:
+        """A failed call of a row, in words, without making it again."""
+        return f"H5Dread of {length} bytes at offset {offset} failed (it returned {code})"
 
     def sync(self) -> None:
         self._handle.flush()

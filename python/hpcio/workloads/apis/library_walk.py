@@ -189,11 +189,10 @@ def _run(walk: _Walk, context: Context) -> None:
     try:
         for row in plan_rows:
             if batch_reads and row[0] == Op.READ and row[4] > 1:
-                times: list[int] = []
                 try:
-                    calls.read_row(row, times)
+                    calls.read_row(row)
                 finally:
-                    pending = _steps(row, len(times) // 2 + 1)  # those after a failed read
+                    pending = _steps(row, calls.row_done + 1)  # those after a failed read
                 continue
             pending = _steps(row)
             for step in pending:
@@ -216,6 +215,8 @@ class _Calls:
         self.walk, self.context, self.comm, self.info = walk, context, comm, info
         self.library = apis.library(walk.layout.api)
         self.files: dict[int, Any] = {}
+        #: Calls of the last row read_row made that succeeded.
+        self.row_done = 0
         # Writes go from a buffer the engine re-stamps (bytes that are already the payload
         # stay), reads into a buffer of their own. A phase that only reads makes no payload:
         # its filling (a millisecond per MiB on a busy node) would be timed.
@@ -260,17 +261,35 @@ class _Calls:
             files.pop(index).close()
             recorder.record("close", start, clock(), file=key)
 
-    def read_row(self, row: Row, times: list[int]) -> None:
-        """A row's reads, one after the other, with nothing between two calls but the clock:
-        each read's start and end go to `times` (two numbers a read, so a failed call leaves
-        the finished ones there), recorded together when the row ends or fails. What a call
-        at a time spends between two reads (finding the file, the op's dispatch, a record
-        call: a few microseconds) is time in which a busy node's scheduler can take the core
-        away; IOR's loop has none of it."""
+    def read_row(self, row: Row) -> None:
+        """A row's reads, one after the other, with nothing between two calls but the clock,
+        recorded together when the row ends or fails; `row_done` counts the calls that
+        succeeded. Where the file's library can, the engine makes the calls (`read_row` of
+        apis/*.py; not with --verify, which checks each read in Python): a Python loop between
+        two calls, however short, costs 30-40 us a call on a node whose cores are contended,
+        IOR's C loop a few (docs/benchmarks.md, issue 27)."""
+        _, index, offset, length, count, stride, _ = row
+        opened, view = self.files[index], self.walk.buffer()[:length]
+        self.row_done = 0
+        native = getattr(opened, "read_row", None)
+        made = None if native is None or self.context.run.verify else native(
+            view, offset, stride, count
+        )  # fmt: skip
+        if made is not None:
+            starts, ends, failed = made
+            self._record_reads(starts, ends, length)
+            self.row_done = len(starts)
+            if failed is not None:
+                at = offset + len(starts) * stride
+                raise self.library.Error(opened.row_error(*failed, at, length))
+            return
+        self._read_row_here(row, opened, view)
+
+    def _read_row_here(self, row: Row, opened: Any, view: np.ndarray) -> None:
         _, index, offset, length, count, stride, writer = row
         key, context = self.walk.plan.keys[index], self.context
-        read, view, clock = self.files[index].read, self.walk.buffer()[:length], _engine.clock_ns
-        verify = context.run.verify
+        read, clock, verify = opened.read, _engine.clock_ns, context.run.verify
+        times: list[int] = []
         try:
             for n in range(count):
                 at = offset + n * stride
@@ -280,13 +299,17 @@ class _Calls:
                 if verify:
                     check(context, key, data, writer, at)
         finally:
-            done = len(times) // 2
+            self.row_done = done = len(times) // 2
             if done:
                 columns = np.array(times, np.uint64).reshape(done, 2)
-                context.recorder.record_many(
-                    np.full(done, int(Op.READ), np.uint8), np.ascontiguousarray(columns[:, 0]),
-                    np.ascontiguousarray(columns[:, 1]), np.full(done, length, np.uint64),
-                )  # fmt: skip
+                self._record_reads(columns[:, 0], columns[:, 1], length)
+
+    def _record_reads(self, starts: np.ndarray, ends: np.ndarray, length: int) -> None:
+        if len(starts):
+            self.context.recorder.record_many(
+                np.full(len(starts), int(Op.READ), np.uint8), np.ascontiguousarray(starts),
+                np.ascontiguousarray(ends), np.full(len(starts), length, np.uint64),
+            )  # fmt: skip
 
 
 def _keep_step(

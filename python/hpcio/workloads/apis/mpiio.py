@@ -9,8 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from hpcio.workloads.apis import loaded
 from hpcio.workloads.apis.library_walk import hints_in_effect
 from hpcio.workloads.apis.shortfall import short_write
+from hpcio.workloads.native import _engine
+
+#: What the engine's row says of a read that got fewer bytes than asked (library_rows.rs).
+_SHORT_READ = -1
 
 
 def available() -> str | None:
@@ -38,11 +43,25 @@ def open_file(
     return MpiioFile(handle, path, collective)
 
 
+def _short_read(got: int, wanted: int, offset: int) -> str:
+    return f"read {got} of {wanted} bytes at offset {offset} (the file is shorter)"
+
+
+def _row_functions(collective: bool) -> tuple[int, int] | None:
+    from mpi4py import MPI
+
+    if not MPI.Get_library_version().startswith("Open MPI"):
+        return None
+    read = "MPI_File_read_at_all" if collective else "MPI_File_read_at"
+    found = loaded.addresses(loaded.library(r"libmpi\.so"), read, "MPI_Get_count")
+    return (found[0], found[1]) if found else None
+
+
 class MpiioFile:
     def __init__(self, handle: Any, path: str, collective: bool) -> None:
         from mpi4py import MPI
 
-        self._handle, self._path = handle, path
+        self._handle, self._path, self._collective = handle, path, collective
         self._write = handle.Write_at_all if collective else handle.Write_at
         self._read = handle.Read_at_all if collective else handle.Read_at
         self._status = MPI.Status()
@@ -58,8 +77,30 @@ class MpiioFile:
         self._call(self._read, offset, out, self._status)
         got = self._status.Get_count(self._byte)
         if got != len(out):
-            raise Error(f"read {got} of {len(out)} bytes at offset {offset} (the file is shorter)")
+            raise Error(_short_read(got, len(out), offset))
         return out
+
+    def read_row(
+        self, out: np.ndarray, offset: int, stride: int, count: int
+    ) -> _engine.LibraryRow | None:
+        """`count` reads into `out`, from `offset` every `stride`, made by the engine (see
+        library_walk.read_row); None where MPI is not Open MPI (whose handles are pointers)."""
+        from mpi4py import MPI
+
+        functions = _row_functions(self._collective)
+        if functions is None:
+            return None
+        handles = (MPI._handleof(self._handle), MPI._handleof(self._byte),
+                   MPI._addressof(self._status))  # fmt: skip
+        return _engine.mpiio_read_row(functions, handles, out, offset, stride, count)
+
+    def row_error(self, code: int, detail: int, offset: int, length: int) -> str:
+        """A failed call of a row, in words, without making it again."""
+        from mpi4py import MPI
+
+        if code == _SHORT_READ:
+            return _short_read(detail, length, offset)
+        return MPI.Get_error_string(code)
 
     def sync(self) -> None:
         self._call(self._handle.Sync)

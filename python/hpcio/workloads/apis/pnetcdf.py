@@ -16,6 +16,7 @@ import numpy as np
 
 from hpcio.workloads.apis.library_walk import VARIABLE
 from hpcio.workloads.apis.shortfall import short_file
+from hpcio.workloads.native import _engine
 
 NC_NOWRITE = 0x0000
 NC_CLOBBER = 0x0000
@@ -74,7 +75,11 @@ def available() -> str | None:
 
 def _checked(status: int) -> None:
     if status != 0:
-        raise Error(_library().ncmpi_strerror(status).decode(errors="replace"))
+        raise Error(_said(status))
+
+
+def _said(status: int) -> str:
+    return _library().ncmpi_strerror(status).decode(errors="replace")
 
 
 def open_file(
@@ -128,6 +133,20 @@ class PnetcdfFile:
     def read(self, offset: int, out: np.ndarray) -> np.ndarray:
         self._call(self._get, offset, out)
         return out
+
+    def read_row(
+        self, out: np.ndarray, offset: int, stride: int, count: int
+    ) -> _engine.LibraryRow | None:
+        """`count` reads into `out`, from `offset` every `stride`, made by the engine (see
+        library_walk.read_row)."""
+        get = ctypes.cast(self._get, ctypes.c_void_p).value
+        if not get:
+            return None
+        return _engine.pnetcdf_read_row(get, (self._ncid, self._varid), out, offset, stride, count)
+
+    def row_error(self, code: int, detail: int, offset: int, length: int) -> str:
+        """A failed call of a row, in words, without making it again."""
+        return _said(code)
 
     def sync(self) -> None:
         _checked(self._lib.ncmpi_sync(self._ncid))

@@ -1,0 +1,67 @@
+"""The engine's rows of library reads (engine/src/library_rows.rs, used by
+apis/library_walk.py where no trace or --verify is asked) read what the Python wrappers read,
+time every call, and stop at the first failed call with what the library returned. One
+process with MPI started as a singleton; each library through hpcio's own apis module, on
+MPI.COMM_SELF."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+_SCRIPT = r"""
+import json, sys
+import numpy as np
+from mpi4py import MPI
+from hpcio.workloads import apis
+
+api, path = sys.argv[1], sys.argv[2]
+library = apis.library(api)
+L, N = 64 << 10, 16
+data = (np.arange(N * L, dtype=np.uint64) * 7 % 251).astype(np.uint8)
+made = library.open_file(path, MPI.COMM_SELF, MPI.INFO_NULL, create=True, size=N * L,
+                         chunk=None, collective=False)
+for n in range(N):
+    made.write(n * L, data[n * L:(n + 1) * L])
+made.close()
+opened = library.open_file(path, MPI.COMM_SELF, MPI.INFO_NULL, create=False, size=N * L,
+                           chunk=None, collective=False)
+out, said = np.empty(L, np.uint8), {}
+# Every transfer alone, and the whole file as rows of every other transfer.
+said["alone"] = all(
+    opened.read_row(out, n * L, 0, 1)[2] is None and np.array_equal(out, data[n * L:(n + 1) * L])
+    for n in range(N)
+)
+starts, ends, failed = opened.read_row(out, L, 2 * L, N // 2)
+said["row"] = [len(starts), len(ends), failed, bool(np.all(starts <= ends)),
+               bool(np.all(ends[:-1] <= starts[1:])),
+               bool(np.array_equal(out, data[(N - 1) * L:N * L]))]
+# A row that runs past the end of the variable: the calls before it succeed, then it stops.
+starts, ends, failed = opened.read_row(out, (N - 3) * L, L, 6)
+said["past_end"] = [len(starts), failed is not None and failed[0] != 0,
+                    opened.row_error(*failed, N * L, L) if failed else None]
+opened.close()
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.parametrize("api", ["mpiio", "hdf5", "pnetcdf"])
+def test_the_engine_reads_what_the_library_reads_and_stops_at_a_failed_call(api, tmp_path):
+    from hpcio.workloads import apis
+
+    if apis.missing(api):
+        pytest.skip(apis.missing(api))
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, api, str(tmp_path / "rows.dat")],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout.splitlines()[-1])
+    assert said["alone"] is True
+    assert said["row"] == [8, 8, None, True, True, True]
+    calls, failed, words = said["past_end"]
+    assert calls == 3 and failed, said
+    assert words, said
+    if api == "mpiio":
+        assert words == f"read 0 of {64 << 10} bytes at offset {16 << 16} (the file is shorter)"
