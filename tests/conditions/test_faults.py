@@ -41,7 +41,7 @@ RETRIES = ("--store-option", "timeout=8s", "--store-option", "max_retries=4",
 #: before it is given up, and the stall tests spend most of their time waiting (with the 8 s
 #: above, 30 of the matrix's 45 minutes). A request that times out because the machine is
 #: busy is retried and counted like a stalled one, which these tests accept.
-STALLED = ("--store-option", "timeout=2s", *RETRIES[2:])
+STALLED = ("--store-option", "timeout=3s", *RETRIES[2:])
 #: 2 ranks x 20 MiB in 5 MiB parts (S3's smallest): 8 parts a run, 4 requests in flight.
 SIZES = ("--size-per-rank", "20MiB", "--part-size", "5MiB", "--in-flight", "2")
 PATTERNS = ("sfmw", "mfmw", "sfsw")
@@ -258,7 +258,7 @@ def test_a_body_no_connection_can_carry_fails_in_one_line_and_leaves_nothing(
 # `.hpcio-probe-*` under the prefix it holds the lock on (remove_probes).
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_stalled_requests_time_out_and_are_retried(server, pattern, tmp_path):
-    # A fifth of the connections stall; the client's 2 s timeout ends each stalled request.
+    # A fifth of the connections stall; the client's 3 s timeout ends each stalled request.
     stall = {**_lossy("stall"), "toxicity": 0.2}
     with servers.proxied_store(server, "lossy", toxics=[stall]) as store:
         done, docs = _run(store, f"stall-{pattern}", pattern, tmp_path,
