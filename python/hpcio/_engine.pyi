@@ -331,8 +331,12 @@ def payload_check(
 LibraryRow = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], tuple[int, int] | None]
 
 def hdf5_read_row(
-    functions: tuple[int, int], ids: tuple[int, int, int, int, int], buffer: npt.NDArray[np.uint8],
-    offset: int, stride: int, count: int,
+    functions: tuple[int, int],
+    ids: tuple[int, int, int, int, int],
+    buffer: npt.NDArray[np.uint8],
+    offset: int,
+    stride: int,
+    count: int,
 ) -> LibraryRow:
     """`count` reads of len(buffer) bytes, from `offset` every `stride`, each a hyperslab and an
     H5Dread made by the engine (GIL released). `functions`: the addresses of
@@ -340,14 +344,22 @@ def hdf5_read_row(
     transfer property list."""
 
 def mpiio_read_row(
-    functions: tuple[int, int], handles: tuple[int, int, int], buffer: npt.NDArray[np.uint8],
-    offset: int, stride: int, count: int,
+    functions: tuple[int, int],
+    handles: tuple[int, int, int],
+    buffer: npt.NDArray[np.uint8],
+    offset: int,
+    stride: int,
+    count: int,
 ) -> LibraryRow:
     """The same through MPI_File_read_at (or _all) and MPI_Get_count (their addresses), with
     the file, MPI_BYTE and an MPI_Status as Open MPI's pointers; a short read fails (-1)."""
 
 def pnetcdf_read_row(
-    get: int, ids: tuple[int, int], buffer: npt.NDArray[np.uint8], offset: int, stride: int,
+    get: int,
+    ids: tuple[int, int],
+    buffer: npt.NDArray[np.uint8],
+    offset: int,
+    stride: int,
     count: int,
 ) -> LibraryRow:
     """The same through ncmpi_get_vara_uchar (or _all) at address `get`, on (ncid, varid)."""

@@ -20,6 +20,11 @@ Error = (OSError, RuntimeError, ValueError)
 _ONE = np.zeros(1, np.uint8)
 
 
+def find_row_functions() -> None:
+    """Look up what read_row calls, before a phase (library_walk)."""
+    _row_functions()
+
+
 def _row_functions() -> tuple[int, int] | None:
     # h5py's own libhdf5 (the parallel build's name ends in _openmpi or _mpich), not _hl.
     lib = loaded.library(r"libhdf5(_openmpi|_mpich)?(-[0-9a-f]+)?\.so")

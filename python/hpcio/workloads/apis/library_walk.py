@@ -68,7 +68,12 @@ class _Walk:
         self._buffer: np.ndarray | None = None
         if _in_a_rank():
             # The launcher makes bodies too (to count transfers): it loads and allocates nothing.
-            apis.library(layout.api).available()
+            library = apis.library(layout.api)
+            library.available()
+            # Where the engine will make rows of reads, find the library's functions now: the
+            # first lookup reads the process's map of loaded files (milliseconds).
+            if self.reads and hasattr(library, "find_row_functions"):
+                library.find_row_functions()
             self.buffer()
 
     def buffer(self) -> np.ndarray:
