@@ -9,6 +9,7 @@
 //! valid for the call. The first call that fails ends the row; the caller makes that call
 //! again through its own wrapper, which turns the failure into the library's message.
 
+use crate::cancel;
 use crate::clock::now_ns;
 use std::ffi::c_void;
 use std::os::raw::c_int;
@@ -24,7 +25,8 @@ pub struct Transfers {
 }
 
 /// The start and end (clock::now_ns) of each call that succeeded, in order, and, if a call
-/// failed (the row stops there), what it returned and a detail (the bytes an MPI-IO read got).
+/// failed or the rank was interrupted (the row stops there), what it returned (or CANCELLED)
+/// and a detail (the bytes an MPI-IO read got).
 #[derive(Debug, Default)]
 pub struct Row {
     pub starts: Vec<u64>,
@@ -48,11 +50,17 @@ const H5S_SELECT_SET: c_int = 0;
 /// What a row reports when MPI-IO read fewer bytes than asked (the call itself succeeded),
 /// or a transfer's numbers do not fit the library's types.
 pub const SHORT_READ: i64 = -1;
+/// What a row reports when the rank was interrupted (the engine's cancel flag) before a call.
+pub const CANCELLED: i64 = -2;
 
 fn each(transfers: Transfers, mut call: impl FnMut(u64) -> Result<(), (i64, i64)>) -> Row {
     let wanted = usize::try_from(transfers.count).unwrap_or(0);
     let mut row = Row { starts: Vec::with_capacity(wanted), ends: Vec::with_capacity(wanted), failed: None };
     for n in 0..transfers.count {
+        if cancel::requested() {
+            row.failed = Some((CANCELLED, 0));
+            break;
+        }
         let at = transfers.offset + n * transfers.stride;
         let start = now_ns();
         if let Err(code) = call(at) {
@@ -142,6 +150,7 @@ mod tests {
 
     #[test]
     fn a_row_times_every_call_and_stops_at_the_first_failure() {
+        let _serial = cancel::TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let mut seen = Vec::new();
         let row = each(Transfers { offset: 8, stride: 4, count: 5, length: 4 }, |at| {
             seen.push(at);
@@ -154,7 +163,21 @@ mod tests {
 
     #[test]
     fn a_row_without_failures_has_a_span_per_transfer() {
+        let _serial = cancel::TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let row = each(Transfers { offset: 0, stride: 0, count: 3, length: 1 }, |_| Ok(()));
         assert_eq!((row.starts.len(), row.failed), (3, None));
+    }
+
+    #[test]
+    fn an_interrupted_row_stops_before_its_next_call() {
+        let _serial = cancel::TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let row = each(Transfers { offset: 0, stride: 1, count: 4, length: 1 }, |at| {
+            if at == 1 {
+                cancel::set(true);
+            }
+            Ok(())
+        });
+        cancel::set(false);
+        assert_eq!((row.starts.len(), row.failed), (2, Some((CANCELLED, 0))));
     }
 }

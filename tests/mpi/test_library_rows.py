@@ -1,6 +1,7 @@
 """The engine's rows of library reads (engine/src/library_rows.rs, used by
 apis/library_walk.py where no trace or --verify is asked) read what the Python wrappers read,
-time every call, and stop at the first failed call with what the library returned. One
+time every call, and stop at the first failed call with what the library returned, or before
+the next call once the rank is interrupted. One
 process with MPI started as a singleton; each library through hpcio's own apis module, on
 MPI.COMM_SELF."""
 
@@ -43,6 +44,11 @@ said["row"] = [len(starts), len(ends), failed, bool(np.all(starts <= ends)),
 starts, ends, failed = opened.read_row(out, (N - 3) * L, L, 6)
 said["past_end"] = [len(starts), failed is not None and failed[0] != 0,
                     opened.row_error(*failed, N * L, L) if failed else None]
+# An interrupted rank (the engine's cancel flag, which its signal handler sets) stops the row.
+from hpcio import _engine
+_engine.cancel(True)
+said["cancelled"] = opened.read_row(out, 0, L, N)[2]
+_engine.cancel(False)
 opened.close()
 print(json.dumps(said))
 """
@@ -63,5 +69,6 @@ def test_the_engine_reads_what_the_library_reads_and_stops_at_a_failed_call(api,
     calls, failed, words = said["past_end"]
     assert calls == 3 and failed, said
     assert words, said
+    assert said["cancelled"] == [-2, 0]  # library_rows.rs CANCELLED, before any call
     if api == "mpiio":
         assert words == f"read 0 of {64 << 10} bytes at offset {16 << 16} (the file is shorter)"

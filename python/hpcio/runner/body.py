@@ -7,7 +7,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -19,6 +20,8 @@ from hpcio.runner.tracing import Tracer
 from hpcio.runner.world import Comm
 from hpcio.workloads.contract import Phase, PythonBody, RankInfo, SharedUploadBody
 from hpcio.workloads.plans import Plan
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from hpcio.runner.stage import Stage
@@ -156,6 +159,15 @@ class BodyContext:
 
     def path(self, key: str) -> str:
         return os.path.join(self.run.target.path, key)
+
+    def interruptible(self, call: Callable[[], T]) -> T:
+        """In a helper thread while this one waits for a signal (interrupts.wait_for), where
+        MPI allows calls from another thread (the call may make MPI's); else here."""
+        mpi: Any = sys.modules.get("mpi4py.MPI")
+        running = mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized()
+        if running and mpi.Query_thread() < mpi.THREAD_SERIALIZED:
+            return call()
+        return interrupts.wait_for(call, settle=True)
 
     def finding(self, start_ns: int, end_ns: int) -> None:
         """The body spent `start_ns`..`end_ns` (clock_ns) finding its files (a listing,

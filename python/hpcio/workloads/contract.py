@@ -161,6 +161,11 @@ class Context(Protocol):
         """The local path of `key` on a POSIX target."""
         ...
 
+    def interruptible(self, call: Callable[[], Any]) -> Any:
+        """`call()`, native code that releases the GIL and stops at the engine's cancel flag,
+        made so that Ctrl-C or SIGTERM still stops it: the signal's handler sets the flag."""
+        ...
+
     def finding(self, start_ns: int, end_ns: int) -> None:
         """The body spent `start_ns`..`end_ns` (clock_ns) finding its files, outside any
         operation it records (a listing, stats): the phase's open span and time include it."""

@@ -277,8 +277,8 @@ class _Calls:
         opened, view = self.files[index], self.walk.buffer()[:length]
         self.row_done = 0
         native = getattr(opened, "read_row", None)
-        made = None if native is None or self.context.run.verify else native(
-            view, offset, stride, count
+        made = None if native is None or self.context.run.verify else self.context.interruptible(
+            lambda: native(view, offset, stride, count)
         )  # fmt: skip
         if made is not None:
             starts, ends, failed = made
