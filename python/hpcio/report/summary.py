@@ -52,10 +52,11 @@ def ranked(docs: Sequence[ResultDocument], phase: str) -> list[Ranked]:
 
 
 def extremes(docs: Sequence[ResultDocument], phase: str) -> tuple[list[Ranked], list[Ranked]]:
-    """The best and the worst runs of `phase` (apart, when there are few runs)."""
+    """The best and the worst runs of `phase`, worst first among the worst; with few runs the
+    better half are the best and the rest the worst (two runs: one of each)."""
     order = ranked(docs, phase)
-    best = order[:EXTREMES]
-    worst = [r for r in order[-EXTREMES:][::-1] if r not in best]
+    best = order[: min(EXTREMES, (len(order) + 1) // 2)]
+    worst = order[len(best) :][::-1][:EXTREMES]
     return best, worst
 
 
