@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import functools
 import types
 import typing
 from typing import Any
@@ -84,7 +85,7 @@ def _check(value: Any, hint: Any, where: str) -> None:
     if dataclasses.is_dataclass(hint):
         if not isinstance(value, dict):
             raise DocumentError(f"{where or 'document'} is {_shown(value)}, not an object")
-        hints = typing.get_type_hints(hint)
+        hints = _type_hints(hint)
         for field in dataclasses.fields(hint):
             name = f"{where}.{field.name}" if where else field.name
             if field.name in value:
@@ -115,6 +116,12 @@ def _check(value: Any, hint: Any, where: str) -> None:
         return
     if not _fits(value, hint):
         raise DocumentError(f"{where} is {_shown(value)}, not {_name(hint)}")
+
+
+@functools.cache
+def _type_hints(dataclass: type) -> dict[str, Any]:
+    # A schema class's hints never change; resolving them is most of a document's check.
+    return typing.get_type_hints(dataclass)
 
 
 def _fits(value: Any, hint: Any) -> bool:
