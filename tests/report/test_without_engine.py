@@ -61,14 +61,13 @@ def test_the_same_output_without_the_engine(name, tmp_path, hpcio_in_process):
     )  # fmt: skip
 
 
-def test_the_same_html_page_without_the_engine(tmp_path):
+def test_the_same_html_page_without_the_engine(tmp_path, hpcio_in_process):
+    # With the engine in pytest's process, as above; without it in a process of its own.
     pages = []
     for no_engine in (False, True):
         page = tmp_path / f"page-{no_engine}.html"
-        done = _hpcio(
-            "report", recorded.V1 / "file-single.jsonl",
-            "--html", page, no_engine=no_engine, cwd=tmp_path,
-        )  # fmt: skip
+        args = ("report", recorded.V1 / "file-single.jsonl", "--html", page)
+        done = _hpcio(*args, no_engine=True, cwd=tmp_path) if no_engine else hpcio_in_process(*args)
         assert done.returncode == 0, done.stderr
         pages.append(page.read_bytes())
     assert pages[0] == pages[1]

@@ -3,8 +3,14 @@ runs named and how to pick one; one run's directory reads as before (issue 25)."
 
 from __future__ import annotations
 
+import pytest
 
-def traced_twice(hpcio, tmp_path):
+
+@pytest.fixture(scope="module")
+def traced_twice(hpcio, tmp_path_factory):
+    """Two runs traced into one directory, made once for this module: the tests only read it
+    (`trace summary`, `replay --dry-run`)."""
+    tmp_path = tmp_path_factory.mktemp("two-runs")
     out = tmp_path / "r.jsonl"
     for pattern in ("mfmw", "sfmw"):
         done = hpcio("run", "--pattern", pattern, "--target", "memory://", "--size-per-rank",
@@ -16,8 +22,8 @@ def traced_twice(hpcio, tmp_path):
     return traces, runs
 
 
-def test_two_runs_are_refused_and_named(hpcio_process, hpcio, tmp_path, error_line):
-    traces, runs = traced_twice(hpcio, tmp_path)
+def test_two_runs_are_refused_and_named(hpcio_process, hpcio, traced_twice, tmp_path, error_line):
+    traces, runs = traced_twice
     expected = (
         f"hpcio: error: {traces} holds the traces of 2 runs ({runs[0]}, {runs[1]}): give one "
         f"run's directory, e.g. {traces / runs[0]}"
@@ -25,12 +31,12 @@ def test_two_runs_are_refused_and_named(hpcio_process, hpcio, tmp_path, error_li
     done = hpcio_process("trace", "summary", traces)
     assert done.returncode == 2
     assert error_line(done) == expected
-    done = hpcio_process("replay", traces, "--target", f"file://{tmp_path}", "--dry-run")
+    done = hpcio("replay", traces, "--target", f"file://{tmp_path}", "--dry-run")
     assert done.returncode == 2
     assert error_line(done) == expected
 
 
-def test_one_runs_directory_still_reads(hpcio_process, hpcio, tmp_path):
-    traces, runs = traced_twice(hpcio, tmp_path)
-    done = hpcio_process("trace", "summary", traces / runs[0], "--json")
+def test_one_runs_directory_still_reads(hpcio, traced_twice):
+    traces, runs = traced_twice
+    done = hpcio("trace", "summary", traces / runs[0], "--json")
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
