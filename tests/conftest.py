@@ -8,6 +8,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -148,11 +149,18 @@ IN_PROCESS_COMMANDS = frozenset(
 #: process: everything before runner/launch.py's entries (parse, validate, probe -o) is safe
 #: here; what comes after starts mpiexec, sets signal handlers, takes locks, may os._exit.
 #: Every run-making command ends in commands/spine.run, whose launch is one of those entries.
+#: Those of WHOLE_IN_PROCESS_COMMANDS run to their end here instead when they run one rank.
 CHECKED_IN_PROCESS_COMMANDS = frozenset(
     {"run", "sweep", "suite", "profile", "train", "checkpoint", "replay", "tune"}
 )
 #: runner/launch.py's entries, through which every command starts running.
 _LAUNCH_ENTRIES = ("launch_or_join", "launch_groups", "join")
+#: Of CHECKED_IN_PROCESS_COMMANDS, those that run whole in pytest's process when they run one
+#: rank (run_whole_in_process): one rank runs in the process that parsed the command, without
+#: mpiexec; a signal's os._exit is a rank's under mpiexec only; what a process's end undoes
+#: (environment, handlers, locks) run_whole_in_process undoes. A test of the process itself
+#: (signals, exit codes as a user gets them, a pipe for stdout) uses hpcio_process.
+WHOLE_IN_PROCESS_COMMANDS = frozenset({"run", "sweep", "profile", "train", "checkpoint"})
 #: Subcommands that check their options in pytest's process and, once they pass, run as a real
 #: process from where they would probe the machine: `hpcio env` imports mpi4py (which starts
 #: MPI in the process that imports it) and runs `mpiexec --version`.
@@ -193,6 +201,76 @@ def run_in_process(*args: object, stop_at_launch: bool = False) -> Completed | N
     return Completed(returncode, stdout.getvalue(), stderr.getvalue())
 
 
+def run_whole_in_process(*args: object) -> Completed | None:
+    """A run-making command of one rank, run to its end in pytest's process as
+    run_in_process runs the others, with what a process's end would undo undone here: the
+    environment (the journal's and the lock's variables), SIGINT's and SIGTERM's handlers, the
+    target locks it holds (released as at its exit), sys.argv (a document records the command
+    line). What stays: glibc's malloc thresholds (runner/heap.py sets them as every rank's).
+    None when it would start mpiexec after all: the caller runs it as a real process."""
+    from hpcio.runner import lock, mpiexec
+
+    def would_launch(*_: object, **__: object) -> NoReturn:
+        raise _WouldRun
+
+    environ = dict(os.environ)
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    argv = [str(arg) for arg in args]
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(mpiexec, "relaunch", would_launch)
+            patch.setattr(sys, "argv", [str(Path(cli_main_file())), *argv])
+            stdout, stderr = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                try:
+                    returncode = _cli_main(argv)
+                except SystemExit as exit_:
+                    returncode = _exit_code(exit_.code, stderr)
+                except _WouldRun:
+                    return None
+            return Completed(returncode, stdout.getvalue(), stderr.getvalue())
+    finally:
+        lock.release_all()
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+        os.environ.clear()
+        os.environ.update(environ)
+
+
+def cli_main_file() -> str:
+    """What sys.argv[0] is in `python -m hpcio`: hpcio/__main__.py."""
+    import hpcio
+
+    return str(Path(hpcio.__file__).with_name("__main__.py"))
+
+
+def _cli_main(argv: list[str]) -> int:
+    from hpcio import cli
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in os.environ.keys() - _env().keys():
+            patch.delenv(name)
+        return cli.main(argv)
+
+
+def _runs_one_rank_here(args: tuple[object, ...]) -> bool:
+    """No -n above 1 (that starts mpiexec), and no `-o -` or `-o /dev/...` (the process's own
+    stdout, or a pipe, which the process itself must meet)."""
+    words = [str(arg) for arg in args]
+    for flag, value in zip(words, [*words[1:], ""], strict=True):
+        if flag in ("-n", "--ranks") and value != "1":
+            return False
+        if flag in ("-o", "--output") and (value == "-" or value.startswith("/dev/")):
+            return False
+        if flag.startswith("-n") and flag != "-n":  # -n2
+            return False
+        if flag.startswith("--ranks=") and flag != "--ranks=1":
+            return False
+        if flag.startswith(("-o-", "-o/dev/", "--output=-", "--output=/dev/")):
+            return False
+    return True
+
+
 def _exit_code(code: object, stderr: io.StringIO) -> int:
     # What the interpreter does with SystemExit(code) at a process's end.
     if code is None:
@@ -210,15 +288,20 @@ def run_cli_fast(
     stdout_closed: bool = False,
     env: dict[str, str] | None = None,
 ) -> Completed:
-    """run_cli, in this process where that is safe: a command of IN_PROCESS_COMMANDS, or one of
-    CHECKED_IN_PROCESS_COMMANDS until it would start running, or of CHECKED_UNTIL_PROBE_COMMANDS
-    until it would probe the machine; never when something about the process itself (a
-    launcher, a closed stdout, an environment) is asked for."""
+    """run_cli, in this process where that is safe: a command of IN_PROCESS_COMMANDS, or of
+    WHOLE_IN_PROCESS_COMMANDS on one rank, or one of CHECKED_IN_PROCESS_COMMANDS until it would
+    start running, or of CHECKED_UNTIL_PROBE_COMMANDS until it would probe the machine; never
+    when something about the process itself (a launcher, a closed stdout, an environment) is
+    asked for."""
     command = str(args[0]) if args else ""
     if not launcher and not stdout_closed and env is None:
         if command in IN_PROCESS_COMMANDS:
             return run_in_process(*args)  # type: ignore[return-value]
-        if command in CHECKED_IN_PROCESS_COMMANDS | CHECKED_UNTIL_PROBE_COMMANDS:
+        if command in WHOLE_IN_PROCESS_COMMANDS and _runs_one_rank_here(args):
+            done = run_whole_in_process(*args)
+            if done is not None:
+                return done
+        elif command in CHECKED_IN_PROCESS_COMMANDS | CHECKED_UNTIL_PROBE_COMMANDS:
             refused = run_in_process(*args, stop_at_launch=True)
             if refused is not None:
                 return refused
