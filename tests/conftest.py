@@ -160,7 +160,9 @@ _LAUNCH_ENTRIES = ("launch_or_join", "launch_groups", "join")
 #: mpiexec; a signal's os._exit is a rank's under mpiexec only; what a process's end undoes
 #: (environment, handlers, locks) run_whole_in_process undoes. A test of the process itself
 #: (signals, exit codes as a user gets them, a pipe for stdout) uses hpcio_process.
-WHOLE_IN_PROCESS_COMMANDS = frozenset({"run", "sweep", "profile", "train", "checkpoint"})
+WHOLE_IN_PROCESS_COMMANDS = frozenset(
+    {"run", "sweep", "profile", "train", "checkpoint", "tune", "replay", "suite"}
+)
 #: Subcommands that check their options in pytest's process and, once they pass, run as a real
 #: process from where they would probe the machine: `hpcio env` imports mpi4py (which starts
 #: MPI in the process that imports it) and runs `mpiexec --version`.
