@@ -1,6 +1,7 @@
 """Reports read documents only: `hpcio report` and `hpcio compare` give the same output, byte
 for byte, in a process where the native engine cannot be imported."""
 
+import json
 import os
 import subprocess
 import sys
@@ -49,13 +50,56 @@ COMMANDS = {
 }  # fmt: skip
 
 
+#: Runs each command of COMMANDS as `python -m hpcio` would (hpcio.cli.main, SystemExit made
+#: a return code) in one process, and prints their exit codes and outputs as JSON.
+_EACH_COMMAND = """
+import contextlib, io, json, sys
+from hpcio import cli
+done = {}
+for name, args in json.loads(sys.argv[1]).items():
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(args)
+        except SystemExit as exit_:
+            code = exit_.code
+    done[name] = [code, out.getvalue(), err.getvalue()]
+print(json.dumps(done))
+"""
+
+
+@pytest.fixture(scope="module")
+def without_engine(tmp_path_factory):
+    """Every command of COMMANDS, run in one process where the engine cannot be imported (the
+    `python -m hpcio report` and the HTML page below keep a process each)."""
+    cwd = tmp_path_factory.mktemp("without-engine")
+    blocker = cwd / "no-engine"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(_NO_ENGINE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI", "HPCIO_"))}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocker), env.get("PYTHONPATH")]))
+    commands = json.dumps({name: [str(arg) for arg in args] for name, args in COMMANDS.items()})
+    done = subprocess.run(
+        [sys.executable, "-c", _EACH_COMMAND, commands],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=TIMEOUT_S, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    return json.loads(done.stdout)
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_the_same_output_without_the_engine(name, tmp_path, hpcio_in_process):
+def test_the_same_output_without_the_engine(name, without_engine, hpcio_in_process):
     # With the engine, in pytest's process (tests/test_cli_errors.py holds that to a process's).
     with_engine = hpcio_in_process(*COMMANDS[name])
-    without = _hpcio(*COMMANDS[name], no_engine=True, cwd=tmp_path)
     assert with_engine.returncode == 0, with_engine.stderr
     assert with_engine.stdout.strip()
+    assert without_engine[name] == [0, with_engine.stdout, with_engine.stderr]
+
+
+def test_python_m_hpcio_reports_without_the_engine(tmp_path, hpcio_in_process):
+    """`python -m hpcio report` itself, as a user starts it, without the engine."""
+    with_engine = hpcio_in_process(*COMMANDS["report"])
+    without = _hpcio(*COMMANDS["report"], no_engine=True, cwd=tmp_path)
     assert (without.returncode, without.stdout, without.stderr) == (
         0, with_engine.stdout, with_engine.stderr,
     )  # fmt: skip
