@@ -84,6 +84,21 @@ def unit_guard(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     if request.node.get_closest_marker("unit") is None:
         yield
         return
+    global _IN_A_UNIT_TEST
+    _IN_A_UNIT_TEST = True
+    try:
+        yield from _unit_guarded(tmp_path_factory)
+    finally:
+        _IN_A_UNIT_TEST = False
+
+
+#: Whether the running test is of the unit layer: only there do one-rank runs go whole in
+#: pytest's process (run_whole_in_process); the other layers' runs reach servers, MPI
+#: libraries and the engine's runtimes, whose state a process of its own keeps apart.
+_IN_A_UNIT_TEST = False
+
+
+def _unit_guarded(tmp_path_factory: pytest.TempPathFactory):
     fake = tmp_path_factory.getbasetemp() / "unit-guard-bin"
     if not fake.is_dir():
         fake.mkdir()
@@ -299,7 +314,7 @@ def run_cli_fast(
     if not launcher and not stdout_closed and env is None:
         if command in IN_PROCESS_COMMANDS:
             return run_in_process(*args)  # type: ignore[return-value]
-        if command in WHOLE_IN_PROCESS_COMMANDS and _runs_one_rank_here(args):
+        if _IN_A_UNIT_TEST and command in WHOLE_IN_PROCESS_COMMANDS and _runs_one_rank_here(args):
             done = run_whole_in_process(*args)
             if done is not None:
                 return done
