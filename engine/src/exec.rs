@@ -45,6 +45,8 @@ pub struct Executor {
     expected: HashMap<String, WriteHint>,
     /// Receipts of shared uploads this rank closed, for the rank that completes them.
     receipts: HashMap<String, Vec<Receipt>>,
+    /// The part size of each shared upload this rank joined, for its completion.
+    shared_part_bytes: HashMap<String, u64>,
     buffers: Vec<LaneBuffer>,
     /// Request bodies for targets that take them (`Target::takes_bodies`), one per lane.
     bodies: Mutex<Vec<Body>>,
@@ -122,6 +124,7 @@ impl Executor {
             readers: HashMap::new(),
             expected: HashMap::new(),
             receipts: HashMap::new(),
+            shared_part_bytes: HashMap::new(),
             buffers: Vec::new(),
             bodies: Mutex::new(Vec::new()),
             failed: false,
@@ -210,6 +213,7 @@ impl Executor {
     /// Add parts to the shared upload `id` of `key` from this rank.
     pub fn join_shared(&mut self, key: &str, id: &str, part_bytes: u64) {
         let upload = Upload { id: id.to_string(), part_bytes: part_bytes.max(1), receipts: Default::default() };
+        self.shared_part_bytes.insert(key.to_string(), upload.part_bytes);
         let handle = Handle::Multipart { key: key.to_string(), upload: Arc::new(upload), shared: true };
         self.handles.insert(key.to_string(), Arc::new(handle));
     }
@@ -222,7 +226,8 @@ impl Executor {
     /// Complete a shared upload from every rank's receipts (timed as a close).
     pub fn finish_shared(&mut self, key: &str, id: &str, receipts: Vec<Receipt>) -> Result<(), String> {
         let start = now_ns();
-        let outcome = self.target.finish_shared(key, id, receipts);
+        let part_bytes = self.shared_part_bytes.remove(key).unwrap_or(0);
+        let outcome = self.target.finish_shared(key, id, receipts, part_bytes);
         let end = now_ns();
         self.figures.closed(self.since_t0(start), self.since_t0(end));
         self.traced(COMMIT, key, start, end);
@@ -232,6 +237,7 @@ impl Executor {
     /// Abort a shared upload after a failure anywhere (untimed; the phase has failed).
     pub fn abort_shared(&mut self, key: &str, id: &str) -> Result<(), String> {
         self.handles.remove(key);
+        self.shared_part_bytes.remove(key);
         self.target.abort_shared(key, id).map_err(|e| format!("abort shared upload {key}: {e}"))
     }
 

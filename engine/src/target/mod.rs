@@ -145,8 +145,9 @@ pub trait Target: Send + Sync + Debug {
     }
     /// N-1 on object stores: start an upload that several ranks add parts to.
     fn begin_shared(&self, key: &str) -> io::Result<String>;
-    /// Complete a shared upload from every rank's receipts, in part order.
-    fn finish_shared(&self, key: &str, id: &str, receipts: Vec<Receipt>) -> io::Result<()>;
+    /// Complete a shared upload from every rank's receipts, in part order; its parts are
+    /// `part_bytes` long but the last.
+    fn finish_shared(&self, key: &str, id: &str, receipts: Vec<Receipt>, part_bytes: u64) -> io::Result<()>;
     /// Abort a shared upload so no part or uncommitted block is left behind (also used for
     /// uploads a dead rank left in the journal).
     fn abort_shared(&self, key: &str, id: &str) -> io::Result<()>;

@@ -230,7 +230,7 @@ impl Target for NullTarget {
         Ok("null".to_string())
     }
 
-    fn finish_shared(&self, _key: &str, _id: &str, _receipts: Vec<Receipt>) -> io::Result<()> {
+    fn finish_shared(&self, _key: &str, _id: &str, _receipts: Vec<Receipt>, _part_bytes: u64) -> io::Result<()> {
         self.request(Kind::CompleteMultipart);
         Ok(())
     }

@@ -336,14 +336,42 @@ impl ObjectTarget {
         }
     }
 
-    fn complete(&self, key: &str, id: &str, mut receipts: Vec<Receipt>) -> io::Result<()> {
+    fn complete(&self, key: &str, id: &str, mut receipts: Vec<Receipt>, part_bytes: u64) -> io::Result<()> {
         receipts.sort_by_key(|(index, _)| *index);
+        let blocks = receipts.len() as u64;
         let parts = receipts.into_iter().map(|(_, content_id)| PartId { content_id }).collect();
         self.count(Kind::CompleteMultipart, Kind::PutBlockList);
-        self.run(self.parts.complete_multipart(&self.path(key), &id.to_string(), parts), "complete", key)?;
+        let outcome = self.run(self.parts.complete_multipart(&self.path(key), &id.to_string(), parts), "complete", key);
+        if let Err(e) = outcome {
+            if !(self.kind == "azure" && e.to_string().contains("InvalidBlockList") && self.committed(key, blocks, part_bytes)) {
+                return Err(e);
+            }
+        }
         self.journal.forget(&self.url, key, id);
         Ok(())
     }
+
+    /// Whether an Azure block list whose commit was answered InvalidBlockList had in fact been
+    /// committed: object_store sends `<Uncommitted>` block ids, so when a first try landed but
+    /// its answer was lost (a reset, a timeout) and the client tried again, the blocks are
+    /// committed already and the retry is refused. The blob is then there, as long as `blocks`
+    /// parts of `part_bytes` (the last one shorter) make it. Only an earlier try of this
+    /// commit can have made such a blob: the run holds the target's lock, and a commit that
+    /// failed outright leaves the blocks uncommitted (the blob, if any, as it was; a stale one
+    /// of the same size from an earlier --keep iteration is the one case this cannot tell).
+    fn committed(&self, key: &str, blocks: u64, part_bytes: u64) -> bool {
+        self.counters.add(Kind::Head);
+        match self.runtime.block_on(self.store.head(&self.path(key))) {
+            Ok(meta) => block_list_fits(meta.size, blocks, part_bytes),
+            Err(_) => false,
+        }
+    }
+}
+
+/// Whether `size` bytes are what `blocks` blocks of `part_bytes` make, the last one shorter or
+/// whole.
+fn block_list_fits(size: u64, blocks: u64, part_bytes: u64) -> bool {
+    blocks > 0 && part_bytes > 0 && size > (blocks - 1) * part_bytes && size <= blocks * part_bytes
 }
 
 /// Whether a failed request may succeed when sent again: not when the store answered that
@@ -515,7 +543,7 @@ impl Target for ObjectTarget {
         match handle {
             Handle::Multipart { key, upload, shared: false } => {
                 let receipts = std::mem::take(&mut *upload.receipts.lock().unwrap());
-                self.complete(&key, &upload.id, receipts)
+                self.complete(&key, &upload.id, receipts, upload.part_bytes)
             }
             _ => Ok(()),
         }
@@ -660,8 +688,8 @@ impl Target for ObjectTarget {
         Ok(id)
     }
 
-    fn finish_shared(&self, key: &str, id: &str, receipts: Vec<Receipt>) -> io::Result<()> {
-        self.complete(key, id, receipts)
+    fn finish_shared(&self, key: &str, id: &str, receipts: Vec<Receipt>, part_bytes: u64) -> io::Result<()> {
+        self.complete(key, id, receipts, part_bytes)
     }
 
     fn abort_shared(&self, key: &str, id: &str) -> io::Result<()> {
@@ -687,5 +715,16 @@ mod tests {
         assert_eq!(signing(&http_unsigned), "unsigned payload");
         let tls_signed = [("aws_endpoint", "https://s3.example.org"), ("aws_unsigned_payload", "false")];
         assert_eq!(signing(&tls_signed), "payload signed (SHA-256)");
+    }
+
+    #[test]
+    fn a_committed_block_list_is_recognised_by_its_size() {
+        let mib = 1 << 20;
+        assert!(block_list_fits(20 * mib, 4, 5 * mib)); // four whole blocks
+        assert!(block_list_fits(16 * mib, 4, 5 * mib)); // the last one shorter
+        assert!(!block_list_fits(15 * mib, 4, 5 * mib)); // three blocks' worth: not this list
+        assert!(!block_list_fits(21 * mib, 4, 5 * mib));
+        assert!(!block_list_fits(0, 0, 5 * mib));
+        assert!(!block_list_fits(5 * mib, 1, 0)); // part size unknown: never assumed
     }
 }

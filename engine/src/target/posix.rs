@@ -135,7 +135,7 @@ impl Target for PosixTarget {
         Err(not_supported("posix", "shared uploads (N-1 writes go to ranges of one file)"))
     }
 
-    fn finish_shared(&self, _key: &str, _id: &str, _receipts: Vec<Receipt>) -> io::Result<()> {
+    fn finish_shared(&self, _key: &str, _id: &str, _receipts: Vec<Receipt>, _part_bytes: u64) -> io::Result<()> {
         Err(not_supported("posix", "shared uploads"))
     }
 
