@@ -8,8 +8,16 @@ use pyo3::PyErr;
 
 /// A target that cannot be used as asked (missing, read-only, direct I/O refused, ...).
 pub fn target_error(what: &str, url: &str, e: &std::io::Error) -> PyErr {
-    let errno = e.raw_os_error().unwrap_or(0);
-    PyOSError::new_err((errno, format!("{what} {url}: {e}")))
+    os_error(e.raw_os_error(), format!("{what} {url}: {e}"))
+}
+
+/// An OSError with the errno where the system gave one; without, the message alone (an
+/// errno of 0 would print as "[Errno 0] ...").
+fn os_error(errno: Option<i32>, message: String) -> PyErr {
+    match errno {
+        Some(errno) => PyOSError::new_err((errno, message)),
+        None => PyOSError::new_err(message),
+    }
 }
 
 /// A malformed plan or argument: a bug in the caller, never a storage failure.
@@ -19,7 +27,7 @@ pub fn invalid(message: impl Into<String>) -> PyErr {
 
 /// The failure alone (errno and reason), for a caller that names the target itself.
 pub fn reason(e: &std::io::Error) -> PyErr {
-    PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string()))
+    os_error(e.raw_os_error(), e.to_string())
 }
 
 /// A call on an Executor that a plan is still using (in the background or another thread).
