@@ -24,8 +24,18 @@ fn known(addresses: &[usize]) -> PyResult<()> {
     Ok(())
 }
 
-fn result(py: Python<'_>, row: Row) -> RowResult<'_> {
-    (PyArray1::from_vec(py, row.starts), PyArray1::from_vec(py, row.ends), row.failed)
+/// `reads` run with the GIL released on the buffer's address and the row's transfers
+/// ((offset, stride, count), each as long as the buffer).
+fn row<'py>(
+    py: Python<'py>,
+    mut buffer: PyReadwriteArray1<'py, u8>,
+    (offset, stride, count): (u64, u64, u64),
+    reads: impl FnOnce(*mut c_void, Transfers) -> Row + Send,
+) -> PyResult<RowResult<'py>> {
+    let (address, length) = buffer_of(&mut buffer)?;
+    let transfers = Transfers { offset, stride, count, length };
+    let row = py.detach(move || reads(address as *mut c_void, transfers));
+    Ok((PyArray1::from_vec(py, row.starts), PyArray1::from_vec(py, row.ends), row.failed))
 }
 
 /// `functions`: the addresses of H5Sselect_hyperslab and H5Dread; `ids`: the dataset, memory
@@ -35,7 +45,7 @@ pub fn hdf5_read_row<'py>(
     py: Python<'py>,
     functions: (usize, usize),
     ids: [i64; 5],
-    mut buffer: PyReadwriteArray1<'py, u8>,
+    buffer: PyReadwriteArray1<'py, u8>,
     offset: u64,
     stride: u64,
     count: u64,
@@ -46,11 +56,8 @@ pub fn hdf5_read_row<'py>(
     let (select, read) = unsafe {
         (std::mem::transmute::<usize, Hdf5Select>(functions.0), std::mem::transmute::<usize, Hdf5Read>(functions.1))
     };
-    let (address, length) = buffer_of(&mut buffer)?;
-    let transfers = Transfers { offset, stride, count, length };
     // SAFETY: ids open in that library, the buffer borrowed for the call.
-    let row = py.detach(move || unsafe { library_rows::hdf5(select, read, ids, address as *mut c_void, transfers) });
-    Ok(result(py, row))
+    row(py, buffer, (offset, stride, count), move |at, t| unsafe { library_rows::hdf5(select, read, ids, at, t) })
 }
 
 /// `functions`: the addresses of MPI_File_read_at (or _all) and MPI_Get_count; `handles`: the
@@ -60,7 +67,7 @@ pub fn mpiio_read_row<'py>(
     py: Python<'py>,
     functions: (usize, usize),
     handles: [usize; 3],
-    mut buffer: PyReadwriteArray1<'py, u8>,
+    buffer: PyReadwriteArray1<'py, u8>,
     offset: u64,
     stride: u64,
     count: u64,
@@ -70,11 +77,8 @@ pub fn mpiio_read_row<'py>(
     let (read_at, get_count) = unsafe {
         (std::mem::transmute::<usize, MpiReadAt>(functions.0), std::mem::transmute::<usize, MpiGetCount>(functions.1))
     };
-    let (address, length) = buffer_of(&mut buffer)?;
-    let transfers = Transfers { offset, stride, count, length };
     // SAFETY: live MPI handles, the buffer borrowed for the call.
-    let row = py.detach(move || unsafe { library_rows::mpiio(read_at, get_count, handles, address as *mut c_void, transfers) });
-    Ok(result(py, row))
+    row(py, buffer, (offset, stride, count), move |at, t| unsafe { library_rows::mpiio(read_at, get_count, handles, at, t) })
 }
 
 /// `get`: the address of ncmpi_get_vara_uchar (or _all); `ids`: the open file's ncid and the
@@ -84,7 +88,7 @@ pub fn pnetcdf_read_row<'py>(
     py: Python<'py>,
     get: usize,
     ids: (c_int, c_int),
-    mut buffer: PyReadwriteArray1<'py, u8>,
+    buffer: PyReadwriteArray1<'py, u8>,
     offset: u64,
     stride: u64,
     count: u64,
@@ -92,9 +96,6 @@ pub fn pnetcdf_read_row<'py>(
     known(&[get])?;
     // SAFETY: the caller passes the address of this PnetCDF function (apis/pnetcdf.py).
     let get = unsafe { std::mem::transmute::<usize, PnetcdfGet>(get) };
-    let (address, length) = buffer_of(&mut buffer)?;
-    let transfers = Transfers { offset, stride, count, length };
     // SAFETY: a file open in that library, the buffer borrowed for the call.
-    let row = py.detach(move || unsafe { library_rows::pnetcdf(get, ids.0, ids.1, address as *mut c_void, transfers) });
-    Ok(result(py, row))
+    row(py, buffer, (offset, stride, count), move |at, t| unsafe { library_rows::pnetcdf(get, ids.0, ids.1, at, t) })
 }
