@@ -47,6 +47,10 @@ pub struct Executor {
     receipts: HashMap<String, Vec<Receipt>>,
     /// The part size of each shared upload this rank joined, for its completion.
     shared_part_bytes: HashMap<String, u64>,
+    /// The id of each shared upload this rank began and has neither completed nor aborted:
+    /// an interrupt that lands between begin_shared's return and the caller keeping the id
+    /// must still find it to abort.
+    begun_shared: HashMap<String, String>,
     buffers: Vec<LaneBuffer>,
     /// Request bodies for targets that take them (`Target::takes_bodies`), one per lane.
     bodies: Mutex<Vec<Body>>,
@@ -125,6 +129,7 @@ impl Executor {
             expected: HashMap::new(),
             receipts: HashMap::new(),
             shared_part_bytes: HashMap::new(),
+            begun_shared: HashMap::new(),
             buffers: Vec::new(),
             bodies: Mutex::new(Vec::new()),
             failed: false,
@@ -206,6 +211,7 @@ impl Executor {
         self.figures.opened(self.since_t0(start), self.since_t0(end));
         self.traced(CREATE, key, start, end);
         let id = outcome.map_err(|e| self.fail(format!("start shared upload {key}: {e}")))?;
+        self.begun_shared.insert(key.to_string(), id.clone());
         self.join_shared(key, &id, part_bytes);
         Ok(id)
     }
@@ -231,14 +237,21 @@ impl Executor {
         let end = now_ns();
         self.figures.closed(self.since_t0(start), self.since_t0(end));
         self.traced(COMMIT, key, start, end);
+        if outcome.is_ok() {
+            self.begun_shared.remove(key);
+        }
         outcome.map_err(|e| self.fail(format!("complete shared upload {key}: {e}")))
     }
 
-    /// Abort a shared upload after a failure anywhere (untimed; the phase has failed).
-    pub fn abort_shared(&mut self, key: &str, id: &str) -> Result<(), String> {
+    /// Abort the shared upload of `key` this rank began, if it is still open, after a failure
+    /// or an interrupt anywhere (untimed; the phase has failed).
+    pub fn abort_shared(&mut self, key: &str) -> Result<(), String> {
         self.handles.remove(key);
         self.shared_part_bytes.remove(key);
-        self.target.abort_shared(key, id).map_err(|e| format!("abort shared upload {key}: {e}"))
+        let Some(id) = self.begun_shared.remove(key) else {
+            return Ok(());
+        };
+        self.target.abort_shared(key, &id).map_err(|e| format!("abort shared upload {key}: {e}"))
     }
 
     fn fail(&mut self, message: String) -> String {

@@ -228,8 +228,9 @@ class Executor:
         """(part index, receipt) of every part this rank put into the shared upload of key."""
     def finish_shared(self, key: str, id: str, receipts: list[tuple[int, str]]) -> bool:
         """Complete a shared upload (timed as a close); False if it failed (figures())."""
-    def abort_shared(self, key: str, id: str) -> str | None:
-        """Abort a shared upload; the error text if that failed too."""
+    def abort_shared(self, key: str) -> str | None:
+        """Abort the shared upload of `key` this rank began, if still open (waiting for an
+        interrupted call to give the executor back); the error text if that failed too."""
     def run(
         self,
         plan: Plan,

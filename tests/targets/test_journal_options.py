@@ -36,7 +36,7 @@ def test_an_upload_is_journaled_where_the_target_is_told_under_its_job(s3_env, t
         upload_id,
         "job-1",
     )
-    assert executor.abort_shared("shared", upload_id) is None
+    assert executor.abort_shared("shared") is None
     assert entries(journal) == []  # an aborted upload leaves the journal
 
 
@@ -49,4 +49,4 @@ def test_the_environment_does_not_turn_the_journal_on(s3_env, tmp_path, monkeypa
     try:
         assert not (tmp_path / "from-env").exists()
     finally:
-        executor.abort_shared("shared", upload_id)
+        executor.abort_shared("shared")

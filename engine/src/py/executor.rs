@@ -9,6 +9,11 @@ use numpy::{PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long an abort waits for an interrupted call still running on the executor: the
+/// transfers it has in flight end within a request's time, and an upload left open is billed.
+const ABORT_PATIENCE: Duration = Duration::from_secs(30);
 
 /// Where an Executor is: ready, running a plan on its own engine thread, or lent to a call
 /// that released the GIL (so that no other call can reach it meanwhile).
@@ -71,6 +76,22 @@ impl PyExecutor {
 
     fn give(&self, inner: Box<exec::Executor>) {
         *self.state.lock().unwrap() = State::Idle(inner);
+    }
+
+    /// `lend`, once a call another thread runs on the executor has given it back (the GIL
+    /// released meanwhile), waiting at most `patience`: the clean-up after an interrupt must
+    /// not fail because the interrupted call is still finishing its transfers in flight.
+    fn lend_when_free<R: Send>(
+        &self,
+        py: Python<'_>,
+        patience: Duration,
+        f: impl FnOnce(&mut exec::Executor) -> R + Send,
+    ) -> PyResult<R> {
+        let deadline = Instant::now() + patience;
+        while matches!(&*self.settled(), State::Lent | State::Background(_)) && Instant::now() < deadline {
+            py.detach(|| std::thread::sleep(Duration::from_millis(5)));
+        }
+        self.lend(py, f)
     }
 
     /// `f` on the executor with the GIL released.
@@ -140,9 +161,10 @@ impl PyExecutor {
         self.lend(py, |inner| inner.finish_shared(key, id, receipts).is_ok())
     }
 
-    /// Abort a shared upload; the error text if that failed too.
-    fn abort_shared(&self, py: Python<'_>, key: &str, id: &str) -> PyResult<Option<String>> {
-        self.lend(py, |inner| inner.abort_shared(key, id).err())
+    /// Abort the shared upload of `key` this rank began, if still open; the error text if
+    /// that failed too. Called after an interrupt, it waits for the interrupted call.
+    fn abort_shared(&self, py: Python<'_>, key: &str) -> PyResult<Option<String>> {
+        self.lend_when_free(py, ABORT_PATIENCE, |inner| inner.abort_shared(key).err())
     }
 
     /// Execute every row of `plan` with the GIL released; failures go into figures().

@@ -159,14 +159,16 @@ def shared_object(world: Comm, executor: _engine.Executor, body: SharedUploadBod
     no incomplete upload or uncommitted block is left behind."""
     plan = body.plan
     key = plan.keys[0]
-    upload_id = executor.begin_shared(key, body.part_bytes) if world.rank == 0 else None
-    upload_id = world.bcast(upload_id)
-    if upload_id is None:
-        return  # rank 0 could not start the upload; its figures hold the error
-    if world.rank != 0:
-        executor.join_shared(key, upload_id, body.part_bytes)
     completed = False
+    # The engine keeps the id of the upload it began: an interrupt may land before this
+    # function holds it, and the abort below must still find it.
     try:
+        upload_id = executor.begin_shared(key, body.part_bytes) if world.rank == 0 else None
+        upload_id = world.bcast(upload_id)
+        if upload_id is None:
+            return  # rank 0 could not start the upload; its figures hold the error
+        if world.rank != 0:
+            executor.join_shared(key, upload_id, body.part_bytes)
         _feed(executor, plan)
         failed_here = executor.figures().errors > 0
         everyone = world.gather((executor.take_receipts(key), failed_here))
@@ -175,4 +177,4 @@ def shared_object(world: Comm, executor: _engine.Executor, body: SharedUploadBod
             completed = executor.finish_shared(key, upload_id, receipts)
     finally:
         if world.rank == 0 and not completed:
-            executor.abort_shared(key, upload_id)
+            executor.abort_shared(key)
