@@ -20,9 +20,14 @@ the store takes none, and a read-only run goes on without one).
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+import warnings
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 import servers
@@ -98,10 +103,28 @@ def _run(store, prefix, pattern, tmp_path, *extra, retries=RETRIES):
     command = store.command([sys.executable, "-m", "hpcio", "run", "-n", "2", "-q",
                              "--target", store.url(prefix), "--pattern", pattern, *SIZES,
                              *retries, "--verify", "-o", str(out), *extra])  # fmt: skip
-    done = subprocess.run(command, env=store.environ(), capture_output=True, text=True,
-                          timeout=HANG_S, check=False)  # fmt: skip
+    job = subprocess.Popen(command, env=store.environ(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    try:
+        stdout, stderr = job.communicate(timeout=HANG_S)
+    except subprocess.TimeoutExpired:
+        _fail_with_stacks(job)
+    done = subprocess.CompletedProcess(command, job.returncode, stdout, stderr)
     docs = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
     return done, docs
+
+
+def _fail_with_stacks(job: subprocess.Popen) -> NoReturn:
+    """A hang fails the test with where each rank waited: SIGUSR1 to hpcio reaches every rank
+    (runner/interrupts.py STACKS_SIGNAL), which prints its threads' stacks. They go out as a
+    warning too, which pytest's summary shows even for a test marked xfail."""
+    os.killpg(job.pid, signal.SIGUSR1)
+    time.sleep(5)
+    os.killpg(job.pid, signal.SIGKILL)
+    _, stderr = job.communicate()
+    said = f"hung past {HANG_S} s; what it printed, with its ranks' stacks:\n{stderr[-30000:]}"
+    warnings.warn(said, stacklevel=2)
+    pytest.fail(said, pytrace=False)
 
 
 def _failures(doc) -> dict[str, int]:

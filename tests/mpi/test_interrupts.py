@@ -391,3 +391,32 @@ def test_sigterm_to_a_run_over_two_buckets_leaves_nothing_on_either(s3_server, t
         assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
         listed = client.list_objects_v2(Bucket=bucket, Prefix="stopped2/")
         assert listed.get("Contents", []) == []
+
+
+@pytest.mark.parametrize("launched", ["user-mpiexec", "self-launched"])
+def test_sigusr1_prints_every_ranks_stacks_and_the_run_goes_on(
+    launched, mpiexec, target_dir, tmp_path
+):
+    """A run that seems stuck says where: SIGUSR1 to mpiexec (or to hpcio, which passes it on
+    to its mpiexec) reaches every rank, and each prints every thread's stack (faulthandler,
+    from C: also while it waits inside MPI or the engine) and goes on."""
+    out = tmp_path / "r.jsonl"
+    if launched == "user-mpiexec":
+        job = start(long_run(target_dir, out), SLOW_NODE, launcher=mpiexec(2))
+    else:
+        job = start(long_run(target_dir, out, ranks=2), {})
+    pids = processes_of(job, 2)
+    first_iteration_kept(out)
+
+    def iterations():
+        text = out.read_text()
+        return json.loads(text)["summary"]["write"]["iterations"] if text.endswith("\n") else 0
+
+    before = iterations()
+    os.kill(job.pid, signal.SIGUSR1)
+    wait_for(lambda: iterations() > before + 1)  # the ranks were not stopped by it
+    os.killpg(job.pid, signal.SIGTERM)
+    _, err = job.communicate(timeout=120)
+    assert_stopped_cleanly(pids, out, target_dir, err)
+    assert err.count("most recent call first") >= 2, err  # a thread's stack, in each rank
+    assert "hpcio/runner/" in err, err

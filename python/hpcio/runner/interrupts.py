@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import faulthandler
 import os
 import select
 import signal
@@ -44,17 +45,33 @@ class Interrupted(KeyboardInterrupt):
         return signal.Signals(self.signal_number).name
 
 
+#: A run that seems stuck prints where each thread of each process is, and goes on, on this
+#: signal: `kill -USR1 -- -PGID`, `scancel --signal=USR1 JOB` (mpiexec forwards it to ranks).
+STACKS_SIGNAL = signal.SIGUSR1
+
+
 def install() -> dict[int, object]:
     """Make SIGINT and SIGTERM raise Interrupted in the main thread (once: a second signal
-    must not cut the clean-up short); the handlers they had, for restore()."""
+    must not cut the clean-up short), and STACKS_SIGNAL print every thread's stack; the
+    handlers they had, for restore()."""
     if threading.current_thread() is not threading.main_thread():
         return {}
+    _print_stacks_on(STACKS_SIGNAL)
     return {number: signal.signal(number, _interrupt) for number in SIGNALS}
 
 
 def restore(handlers: dict[int, object]) -> None:
     for number, handler in handlers.items():
         signal.signal(number, handler)  # type: ignore[arg-type]
+    if handlers:
+        faulthandler.unregister(STACKS_SIGNAL)
+
+
+def _print_stacks_on(signal_number: int) -> None:
+    """faulthandler's dump, written by C from the signal handler itself: it comes even when
+    the main thread waits inside MPI or the engine and never returns to Python."""
+    with contextlib.suppress(OSError, ValueError, AttributeError, RuntimeError):
+        faulthandler.register(signal_number, file=2, all_threads=True)  # fd 2: stderr
 
 
 def _interrupt(signal_number: int, _frame: object) -> None:

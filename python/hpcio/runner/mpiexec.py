@@ -102,6 +102,7 @@ def relaunch(ranks: int, argv: Sequence[str]) -> int:
     leaves its ranks running. On the first SIGINT or SIGTERM this process sends SIGTERM to the
     ranks on this node at once (Open MPI's mpiexec would only 1 s later, and SIGKILL them 1 s
     after that), then to mpiexec, waits (bounded) for the job to end, and raises Interrupted.
+    interrupts.STACKS_SIGNAL goes on to mpiexec, for every rank to print its stacks.
 
     Raises:
         Interrupted: this process was told to stop; the job has ended.
@@ -129,7 +130,12 @@ def relaunch(ranks: int, argv: Sequence[str]) -> int:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
 
+    def show_stacks(_signal_number: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):  # mpiexec passes it on to every rank
+            os.kill(job.pid, interrupts.STACKS_SIGNAL)
+
     saved = {number: signal.signal(number, forward) for number in interrupts.SIGNALS}
+    saved[interrupts.STACKS_SIGNAL] = signal.signal(interrupts.STACKS_SIGNAL, show_stacks)
     try:
         code = job.wait()
         forwarder.join(timeout=30)  # what the ranks printed last
