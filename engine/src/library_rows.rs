@@ -1,8 +1,9 @@
-//! A row of reads through a C I/O library (HDF5, MPI-IO, PnetCDF), each call made from here,
-//! one after the other, with nothing between two calls but the clock. A Python loop between
-//! the same calls spends 30-40 us a call on a node whose cores are contended (the interpreter
-//! works on cold caches after each preemption), where IOR's C loop spends a few: that was the
-//! library reads' deficit against IOR under load (docs/benchmarks.md, issue 27).
+//! A row of reads or writes through a C I/O library (HDF5, MPI-IO, PnetCDF), each call made
+//! from here, one after the other, with nothing between two calls but the clock (and, for a
+//! write, the payload's stamps). A Python loop between the same calls spends 30-40 us a call
+//! on a node whose cores are contended (the interpreter works on cold caches after each
+//! preemption), where IOR's C loop spends a few: that was the library reads' deficit against
+//! IOR under load, and the writes' (docs/benchmarks.md, issue 27).
 //!
 //! The library's functions arrive as addresses in the process's own copy of the library, with
 //! the handles of a file open in it (workloads/apis/*.py find both); the caller keeps them
@@ -34,26 +35,29 @@ pub struct Row {
     pub failed: Option<(i64, i64)>,
 }
 
-/// H5Sselect_hyperslab(space, op, start, stride, count, block) and H5Dread(dataset, memory
-/// type, memory space, file space, transfer list, buffer); hid_t is 64 bits (HDF5 >= 1.10).
+/// H5Sselect_hyperslab(space, op, start, stride, count, block) and H5Dread or H5Dwrite
+/// (dataset, memory type, memory space, file space, transfer list, buffer); hid_t is 64 bits
+/// (HDF5 >= 1.10). A write's buffer is const, which the call's ABI does not tell apart.
 pub type Hdf5Select = unsafe extern "C" fn(i64, c_int, *const u64, *const u64, *const u64, *const u64) -> c_int;
-pub type Hdf5Read = unsafe extern "C" fn(i64, i64, i64, i64, i64, *mut c_void) -> c_int;
-/// MPI_File_read_at(_all)(file, offset, buffer, count, datatype, status) and MPI_Get_count,
-/// with Open MPI's handles (pointers).
-pub type MpiReadAt = unsafe extern "C" fn(*mut c_void, i64, *mut c_void, c_int, *mut c_void, *mut c_void) -> c_int;
+pub type Hdf5Move = unsafe extern "C" fn(i64, i64, i64, i64, i64, *mut c_void) -> c_int;
+/// MPI_File_read_at or MPI_File_write_at (or their _all)(file, offset, buffer, count,
+/// datatype, status) and MPI_Get_count, with Open MPI's handles (pointers).
+pub type MpiMoveAt = unsafe extern "C" fn(*mut c_void, i64, *mut c_void, c_int, *mut c_void, *mut c_void) -> c_int;
 pub type MpiGetCount = unsafe extern "C" fn(*const c_void, *mut c_void, *mut c_int) -> c_int;
-/// ncmpi_get_vara_uchar(_all)(ncid, varid, start, count, buffer), MPI_Offset start and count.
-pub type PnetcdfGet = unsafe extern "C" fn(c_int, c_int, *const i64, *const i64, *mut c_void) -> c_int;
+/// ncmpi_get_vara_uchar or ncmpi_put_vara_uchar (or their _all)(ncid, varid, start, count,
+/// buffer), MPI_Offset start and count.
+pub type PnetcdfMove = unsafe extern "C" fn(c_int, c_int, *const i64, *const i64, *mut c_void) -> c_int;
 
 /// H5S_SELECT_SET of H5S_seloper_t.
 const H5S_SELECT_SET: c_int = 0;
-/// What a row reports when MPI-IO read fewer bytes than asked (the call itself succeeded),
+/// What a row reports when MPI-IO moved fewer bytes than asked (the call itself succeeded),
 /// or a transfer's numbers do not fit the library's types.
-pub const SHORT_READ: i64 = -1;
+pub const SHORT: i64 = -1;
 /// What a row reports when the rank was interrupted (the engine's cancel flag) before a call.
 pub const CANCELLED: i64 = -2;
 
-fn each(transfers: Transfers, mut call: impl FnMut(u64) -> Result<(), (i64, i64)>) -> Row {
+/// `before(offset)` runs ahead of each call, untimed: a write stamps its payload there.
+fn each(transfers: Transfers, before: &mut dyn FnMut(u64), mut call: impl FnMut(u64) -> Result<(), (i64, i64)>) -> Row {
     let wanted = usize::try_from(transfers.count).unwrap_or(0);
     let mut row = Row { starts: Vec::with_capacity(wanted), ends: Vec::with_capacity(wanted), failed: None };
     for n in 0..transfers.count {
@@ -62,6 +66,7 @@ fn each(transfers: Transfers, mut call: impl FnMut(u64) -> Result<(), (i64, i64)
             break;
         }
         let at = transfers.offset + n * transfers.stride;
+        before(at);
         let start = now_ns();
         if let Err(code) = call(at) {
             row.failed = Some(code);
@@ -73,15 +78,23 @@ fn each(transfers: Transfers, mut call: impl FnMut(u64) -> Result<(), (i64, i64)
     row
 }
 
-/// HDF5: each transfer a hyperslab of the 1-D byte dataset read into `buffer`.
+/// HDF5: each transfer a hyperslab of the 1-D byte dataset read into (or written from)
+/// `buffer`, `before(offset)` ahead of each call.
 ///
 /// # Safety
 /// The functions are HDF5's, the ids open in the same library, `buffer` valid for
 /// `transfers.length` bytes and as long as the memory space says.
-pub unsafe fn hdf5(select: Hdf5Select, read: Hdf5Read, ids: [i64; 5], buffer: *mut c_void, transfers: Transfers) -> Row {
+pub unsafe fn hdf5(
+    select: Hdf5Select,
+    call: Hdf5Move,
+    ids: [i64; 5],
+    buffer: *mut c_void,
+    transfers: Transfers,
+    before: &mut dyn FnMut(u64),
+) -> Row {
     let [dataset, memory_type, memory_space, file_space, transfer_list] = ids;
     let count = [transfers.length];
-    each(transfers, |at| {
+    each(transfers, before, |at| {
         let start = [at];
         // SAFETY: the caller's promise; start and count outlive the calls.
         let selected = unsafe { select(file_space, H5S_SELECT_SET, start.as_ptr(), null(), count.as_ptr(), null()) };
@@ -89,57 +102,66 @@ pub unsafe fn hdf5(select: Hdf5Select, read: Hdf5Read, ids: [i64; 5], buffer: *m
             return Err((i64::from(selected), 0));
         }
         // SAFETY: as above.
-        let read = unsafe { read(dataset, memory_type, memory_space, file_space, transfer_list, buffer) };
-        if read < 0 { Err((i64::from(read), 0)) } else { Ok(()) }
+        let moved = unsafe { call(dataset, memory_type, memory_space, file_space, transfer_list, buffer) };
+        if moved < 0 { Err((i64::from(moved), 0)) } else { Ok(()) }
     })
 }
 
-/// MPI-IO: each transfer an MPI_File_read_at (or _all) of `length` MPI_BYTEs, its count of
-/// bytes checked (ompio returns success with fewer bytes past the end of the file).
+/// MPI-IO: each transfer an MPI_File_read_at or MPI_File_write_at (or _all) of `length`
+/// MPI_BYTEs, its count of bytes checked (ompio returns success with fewer bytes past the end
+/// of the file), `before(offset)` ahead of each call.
 ///
 /// # Safety
 /// The functions are the MPI library's, `file`, `byte` and `status` its live handles, `buffer`
 /// valid for `transfers.length` bytes.
 pub unsafe fn mpiio(
-    read_at: MpiReadAt,
+    call_at: MpiMoveAt,
     get_count: MpiGetCount,
     handles: [usize; 3],
     buffer: *mut c_void,
     transfers: Transfers,
+    before: &mut dyn FnMut(u64),
 ) -> Row {
     let [file, byte, status] = handles.map(|h| h as *mut c_void);
     let Ok(length) = c_int::try_from(transfers.length) else {
-        return Row { failed: Some((SHORT_READ, 0)), ..Row::default() };
+        return Row { failed: Some((SHORT, 0)), ..Row::default() };
     };
-    each(transfers, |at| {
-        let Ok(offset) = i64::try_from(at) else { return Err((SHORT_READ, 0)) };
+    each(transfers, before, |at| {
+        let Ok(offset) = i64::try_from(at) else { return Err((SHORT, 0)) };
         // SAFETY: the caller's promise.
-        let code = unsafe { read_at(file, offset, buffer, length, byte, status) };
+        let code = unsafe { call_at(file, offset, buffer, length, byte, status) };
         if code != 0 {
             return Err((i64::from(code), 0));
         }
         let mut got: c_int = 0;
-        // SAFETY: status was written by the read just made.
+        // SAFETY: status was written by the call just made.
         let code = unsafe { get_count(status, byte, &mut got) };
-        if code != 0 || got != length { Err((SHORT_READ, i64::from(got))) } else { Ok(()) }
+        if code != 0 || got != length { Err((SHORT, i64::from(got))) } else { Ok(()) }
     })
 }
 
-/// PnetCDF: each transfer an ncmpi_get_vara_uchar (or _all) of the 1-D byte variable.
+/// PnetCDF: each transfer an ncmpi_get_vara_uchar or ncmpi_put_vara_uchar (or _all) of the
+/// 1-D byte variable, `before(offset)` ahead of each call.
 ///
 /// # Safety
-/// `get` is PnetCDF's, `ncid` and `varid` open in it, `buffer` valid for `transfers.length`
+/// `call` is PnetCDF's, `ncid` and `varid` open in it, `buffer` valid for `transfers.length`
 /// bytes.
-pub unsafe fn pnetcdf(get: PnetcdfGet, ncid: c_int, varid: c_int, buffer: *mut c_void, transfers: Transfers) -> Row {
+pub unsafe fn pnetcdf(
+    call: PnetcdfMove,
+    (ncid, varid): (c_int, c_int),
+    buffer: *mut c_void,
+    transfers: Transfers,
+    before: &mut dyn FnMut(u64),
+) -> Row {
     let Ok(length) = i64::try_from(transfers.length) else {
-        return Row { failed: Some((SHORT_READ, 0)), ..Row::default() };
+        return Row { failed: Some((SHORT, 0)), ..Row::default() };
     };
     let count = [length];
-    each(transfers, |at| {
-        let Ok(at) = i64::try_from(at) else { return Err((SHORT_READ, 0)) };
+    each(transfers, before, |at| {
+        let Ok(at) = i64::try_from(at) else { return Err((SHORT, 0)) };
         let start = [at];
         // SAFETY: the caller's promise; start and count outlive the call.
-        let code = unsafe { get(ncid, varid, start.as_ptr(), count.as_ptr(), buffer) };
+        let code = unsafe { call(ncid, varid, start.as_ptr(), count.as_ptr(), buffer) };
         if code != 0 { Err((i64::from(code), 0)) } else { Ok(()) }
     })
 }
@@ -152,11 +174,13 @@ mod tests {
     fn a_row_times_every_call_and_stops_at_the_first_failure() {
         let _serial = cancel::TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let mut seen = Vec::new();
-        let row = each(Transfers { offset: 8, stride: 4, count: 5, length: 4 }, |at| {
+        let mut before = Vec::new();
+        let row = each(Transfers { offset: 8, stride: 4, count: 5, length: 4 }, &mut |at| before.push(at), |at| {
             seen.push(at);
             if at == 16 { Err((-7, 0)) } else { Ok(()) }
         });
         assert_eq!(seen, vec![8, 12, 16]);
+        assert_eq!(before, seen); // each call's preparation, the failed one's too
         assert_eq!((row.starts.len(), row.ends.len(), row.failed), (2, 2, Some((-7, 0))));
         assert!(row.starts.iter().zip(&row.ends).all(|(s, e)| s <= e));
     }
@@ -164,14 +188,14 @@ mod tests {
     #[test]
     fn a_row_without_failures_has_a_span_per_transfer() {
         let _serial = cancel::TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        let row = each(Transfers { offset: 0, stride: 0, count: 3, length: 1 }, |_| Ok(()));
+        let row = each(Transfers { offset: 0, stride: 0, count: 3, length: 1 }, &mut |_| {}, |_| Ok(()));
         assert_eq!((row.starts.len(), row.failed), (3, None));
     }
 
     #[test]
     fn an_interrupted_row_stops_before_its_next_call() {
         let _serial = cancel::TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        let row = each(Transfers { offset: 0, stride: 1, count: 4, length: 1 }, |at| {
+        let row = each(Transfers { offset: 0, stride: 1, count: 4, length: 1 }, &mut |_| {}, |at| {
             if at == 1 {
                 cancel::set(true);
             }

@@ -326,41 +326,47 @@ def payload_check(
 ) -> tuple[int, int, int] | None:
     """(offset, expected, found) of the first differing byte, or None."""
 
-#: (starts, ends, failed) of a row of library reads: clock_ns() spans of the calls that
-#: succeeded, in order, and for the call that failed (None when none did) what it returned
-#: and a detail (the bytes a short MPI-IO read got; SHORT_READ is -1).
+#: (starts, ends, failed) of a row of library reads or writes: clock_ns() spans of the calls
+#: that succeeded, in order, and for the call that failed (None when none did) what it
+#: returned and a detail (the bytes a short MPI-IO call moved; SHORT is -1).
 LibraryRow = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], tuple[int, int] | None]
+#: What a row moves through: a buffer to read into (each read as long as it), or
+#: (payload, writer, key, length): writes of `length` bytes from the PayloadBuffer, stamped as
+#: `writer`'s bytes of `key` before each write.
+RowThrough = npt.NDArray[np.uint8] | tuple[PayloadBuffer, int, str, int]
 
-def hdf5_read_row(
+def hdf5_row(
     functions: tuple[int, int],
     ids: tuple[int, int, int, int, int],
-    buffer: npt.NDArray[np.uint8],
+    through: RowThrough,
     offset: int,
     stride: int,
     count: int,
 ) -> LibraryRow:
-    """`count` reads of len(buffer) bytes, from `offset` every `stride`, each a hyperslab and an
-    H5Dread made by the engine (GIL released). `functions`: the addresses of
-    H5Sselect_hyperslab and H5Dread; `ids`: dataset, memory type, memory space, file space,
-    transfer property list."""
+    """`count` reads or writes, from `offset` every `stride`, each a hyperslab and an H5Dread
+    or H5Dwrite made by the engine (GIL released). `functions`: the addresses of
+    H5Sselect_hyperslab and H5Dread (or H5Dwrite); `ids`: dataset, memory type, memory space,
+    file space, transfer property list."""
 
-def mpiio_read_row(
+def mpiio_row(
     functions: tuple[int, int],
     handles: tuple[int, int, int],
-    buffer: npt.NDArray[np.uint8],
+    through: RowThrough,
     offset: int,
     stride: int,
     count: int,
 ) -> LibraryRow:
-    """The same through MPI_File_read_at (or _all) and MPI_Get_count (their addresses), with
-    the file, MPI_BYTE and an MPI_Status as Open MPI's pointers; a short read fails (-1)."""
+    """The same through MPI_File_read_at or MPI_File_write_at (or _all) and MPI_Get_count
+    (their addresses), with the file, MPI_BYTE and an MPI_Status as Open MPI's pointers; a
+    call that moves fewer bytes fails (-1)."""
 
-def pnetcdf_read_row(
-    get: int,
+def pnetcdf_row(
+    call: int,
     ids: tuple[int, int],
-    buffer: npt.NDArray[np.uint8],
+    through: RowThrough,
     offset: int,
     stride: int,
     count: int,
 ) -> LibraryRow:
-    """The same through ncmpi_get_vara_uchar (or _all) at address `get`, on (ncid, varid)."""
+    """The same through ncmpi_get_vara_uchar or ncmpi_put_vara_uchar (or _all) at address
+    `call`, on (ncid, varid)."""

@@ -1,7 +1,8 @@
-"""The engine's rows of library reads (engine/src/library_rows.rs, used by
-apis/library_walk.py where no trace or --verify is asked) read what the Python wrappers read,
-time every call, and stop at the first failed call with what the library returned, or before
-the next call once the rank is interrupted. One
+"""The engine's rows of library reads and writes (engine/src/library_rows.rs, used by
+apis/library_walk.py where no trace is asked, and for reads no --verify) read what the Python
+wrappers read, write the payload the Python wrappers write, time every call, and stop at the
+first failed call with what the library returned, or before the next call once the rank is
+interrupted. One
 process with MPI started as a singleton; each library through hpcio's own apis module, on
 MPI.COMM_SELF."""
 
@@ -23,6 +24,31 @@ api, path = sys.argv[1], sys.argv[2]
 library = apis.library(api)
 L, N = 64 << 10, 16
 data = (np.arange(N * L, dtype=np.uint64) * 7 % 251).astype(np.uint8)
+from hpcio import _engine
+said = {}
+# Rows of writes from a payload buffer: the odd transfers, then the even ones.
+SEED, KEY = 11, "rows.dat"
+payload = _engine.PayloadBuffer(SEED, L)
+made = library.open_file(path, MPI.COMM_SELF, MPI.INFO_NULL, create=True, size=N * L,
+                         chunk=None, collective=False)
+odd = made.row((payload, 3, KEY, L), L, L, 2 * L, N // 2)
+if odd is None:  # this library's writes go through its Python binding, a call at a time
+    for n in range(N):
+        payload.fill(3, KEY, n * L, L)
+        made.write(n * L, payload.view[:L])
+    said["writes"] = None
+else:
+    even = made.row((payload, 3, KEY, L), L, 0, 2 * L, N // 2)
+    said["writes"] = [len(odd[0]), odd[2], len(even[0]), even[2],
+                      bool(np.all(odd[0] <= odd[1])), bool(np.all(odd[1][:-1] <= odd[0][1:]))]
+made.close()
+check = library.open_file(path, MPI.COMM_SELF, MPI.INFO_NULL, create=False, size=N * L,
+                          chunk=None, collective=False)
+back = np.empty(N * L, np.uint8)
+for n in range(N):
+    check.read(n * L, back[n * L:(n + 1) * L])
+check.close()
+said["written"] = _engine.payload_check(back, SEED, 3, KEY, 0)
 made = library.open_file(path, MPI.COMM_SELF, MPI.INFO_NULL, create=True, size=N * L,
                          chunk=None, collective=False)
 for n in range(N):
@@ -30,24 +56,23 @@ for n in range(N):
 made.close()
 opened = library.open_file(path, MPI.COMM_SELF, MPI.INFO_NULL, create=False, size=N * L,
                            chunk=None, collective=False)
-out, said = np.empty(L, np.uint8), {}
+out = np.empty(L, np.uint8)
 # Every transfer alone, and the whole file as rows of every other transfer.
 said["alone"] = all(
-    opened.read_row(out, n * L, 0, 1)[2] is None and np.array_equal(out, data[n * L:(n + 1) * L])
+    opened.row(out, L, n * L, 0, 1)[2] is None and np.array_equal(out, data[n * L:(n + 1) * L])
     for n in range(N)
 )
-starts, ends, failed = opened.read_row(out, L, 2 * L, N // 2)
+starts, ends, failed = opened.row(out, L, L, 2 * L, N // 2)
 said["row"] = [len(starts), len(ends), failed, bool(np.all(starts <= ends)),
                bool(np.all(ends[:-1] <= starts[1:])),
                bool(np.array_equal(out, data[(N - 1) * L:N * L]))]
 # A row that runs past the end of the variable: the calls before it succeed, then it stops.
-starts, ends, failed = opened.read_row(out, (N - 3) * L, L, 6)
+starts, ends, failed = opened.row(out, L, (N - 3) * L, L, 6)
 said["past_end"] = [len(starts), failed is not None and failed[0] != 0,
-                    opened.row_error(*failed, N * L, L) if failed else None]
+                    opened.row_error(*failed, N * L, L, False) if failed else None]
 # An interrupted rank (the engine's cancel flag, which its signal handler sets) stops the row.
-from hpcio import _engine
 _engine.cancel(True)
-said["cancelled"] = opened.read_row(out, 0, L, N)[2]
+said["cancelled"] = opened.row(out, L, 0, L, N)[2]
 _engine.cancel(False)
 opened.close()
 print(json.dumps(said))
@@ -64,6 +89,9 @@ def test_the_engine_reads_what_the_library_reads_and_stops_at_a_failed_call(api,
                           capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     said = json.loads(done.stdout.splitlines()[-1])
+    # HDF5's writes stay h5py's: its message for a failed write carries HDF5's error stack.
+    assert said["writes"] == (None if api == "hdf5" else [8, None, 8, None, True, True])
+    assert said["written"] is None  # every byte the payload's, as the Python wrappers write it
     assert said["alone"] is True
     assert said["row"] == [8, 8, None, True, True, True]
     calls, failed, words = said["past_end"]

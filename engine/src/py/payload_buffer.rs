@@ -52,3 +52,53 @@ impl PyPayloadBuffer {
     }
 }
 
+/// What a row of writes the engine makes (library_rows) needs to stamp a PayloadBuffer between
+/// calls with the GIL released: the payload, the buffer's address, and what it holds.
+pub(crate) struct Stamper {
+    payload: Arc<payload::Payload>,
+    stream: u64,
+    address: usize,
+    length: usize,
+    held: payload::Held,
+}
+
+impl Stamper {
+    /// The buffer's first byte, where each call's data starts.
+    pub(crate) fn address(&self) -> usize {
+        self.address
+    }
+
+    /// Make the buffer's first `length` bytes the payload from `offset`.
+    ///
+    /// # Safety
+    /// The PayloadBuffer is alive and borrowed by the caller for as long as this is used, so
+    /// nothing else writes its buffer or frees it.
+    pub(crate) unsafe fn stamp(&mut self, offset: u64) {
+        // SAFETY: the caller's promise; `length` was checked against the buffer's size.
+        let dst = unsafe { std::slice::from_raw_parts_mut(self.address as *mut u8, self.length) };
+        self.payload.refill(self.stream, offset, dst, &mut self.held);
+    }
+}
+
+impl PyPayloadBuffer {
+    /// A Stamper of `writer`'s payload of `key` in transfers of `length` bytes; `put_back`
+    /// returns what it leaves in the buffer.
+    pub(crate) fn stamper(&mut self, py: Python<'_>, writer: u32, key: &str, length: usize) -> PyResult<Stamper> {
+        let mut array = self.buffer.bind(py).readwrite();
+        let slice = array.as_slice_mut().map_err(|e| error::invalid(e.to_string()))?;
+        if length > slice.len() {
+            return Err(error::invalid(format!("{length} bytes do not fit the buffer's {}", slice.len())));
+        }
+        Ok(Stamper {
+            payload: Arc::clone(&self.payload),
+            stream: payload::stream_id(writer, key),
+            address: slice.as_mut_ptr() as usize,
+            length,
+            held: self.held,
+        })
+    }
+
+    pub(crate) fn put_back(&mut self, stamper: Stamper) {
+        self.held = stamper.held;
+    }
+}

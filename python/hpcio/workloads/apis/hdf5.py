@@ -21,15 +21,20 @@ _ONE = np.zeros(1, np.uint8)
 
 
 def find_row_functions() -> None:
-    """Look up what read_row calls, before a phase (library_walk)."""
-    _row_functions()
+    """Look up what rows call, before a phase (library_walk)."""
+    _row_functions(writing=False)
+    _row_functions(writing=True)
 
 
-def _row_functions() -> tuple[int, int] | None:
+def _row_functions(writing: bool) -> tuple[int, int] | None:
     # h5py's own libhdf5 (the parallel build's name ends in _openmpi or _mpich), not _hl.
     lib = loaded.library(r"libhdf5(_openmpi|_mpich)?(-[0-9a-f]+)?\.so")
-    found = loaded.addresses(lib, "H5Sselect_hyperslab", "H5Dread")
+    found = loaded.addresses(lib, "H5Sselect_hyperslab", _call(writing))
     return (found[0], found[1]) if found else None
+
+
+def _call(writing: bool) -> str:
+    return "H5Dwrite" if writing else "H5Dread"
 
 
 def available() -> str | None:
@@ -106,21 +111,26 @@ class Hdf5File:
         )
         return out
 
-    def read_row(
-        self, out: np.ndarray, offset: int, stride: int, count: int
+    def row(
+        self, through: _engine.RowThrough, length: int, offset: int, stride: int, count: int
     ) -> _engine.LibraryRow | None:
-        """`count` reads into `out`, from `offset` every `stride`, made by the engine (see
-        library_walk.read_row); None where it cannot call this process's libhdf5."""
-        functions = _row_functions()
-        if functions is None or not len(out):
+        """`count` reads into a buffer or writes from a payload (`through`) of `length` bytes,
+        from `offset` every `stride`, made by the engine (library_walk._Calls.row); None where
+        it cannot call this process's libhdf5, and for writes: h5py's message for a failed
+        write carries HDF5's error stack ("file write failed ... No space left on device"),
+        a row's would say only that H5Dwrite returned -1."""
+        if isinstance(through, tuple):
             return None
-        memory, file = self._spaces(offset, len(out))
+        functions = _row_functions(writing=False)
+        if functions is None or not length:
+            return None
+        memory, file = self._spaces(offset, length)
         ids = (self._id.id, self._bytes.id, memory.id, file.id, self._transfer.id)
-        return _engine.hdf5_read_row(functions, ids, out, offset, stride, count)
+        return _engine.hdf5_row(functions, ids, through, offset, stride, count)
 
-    def row_error(self, code: int, detail: int, offset: int, length: int) -> str:
+    def row_error(self, code: int, detail: int, offset: int, length: int, writing: bool) -> str:
         """A failed call of a row, in words, without making it again."""
-        return f"H5Dread of {length} bytes at offset {offset} failed (it returned {code})"
+        return f"{_call(writing)} of {length} bytes at offset {offset} failed (it returned {code})"
 
     def sync(self) -> None:
         self._handle.flush()

@@ -185,24 +185,26 @@ def _run(walk: _Walk, context: Context) -> None:
     # is still copied and parsed by every open.
     info = mpi_info(layout.hints) if layout.hints else MPI.INFO_NULL
     calls = _Calls(walk, context, comm, info)
-    # An untraced row of reads is read in a loop of its own (_Calls.read_row): a traced one
-    # keeps each read's file and offset, which only a call at a time records.
-    batch_reads = not context.run.trace
+    error = calls.library.Error  # a class, or a tuple of them (h5py's)
+    failures = (*(error if isinstance(error, tuple) else (error,)), RowCallError)
+    # An untraced row of reads or writes is made in a loop of its own (_Calls.row): a traced
+    # one keeps each call's file and offset, which only a call at a time records.
+    in_rows = not context.run.trace
     plan_rows = rows(plan)
     pending: Iterator[Step] = iter(())
     row: Row | None = None
     try:
         for row in plan_rows:
-            if batch_reads and row[0] == Op.READ and row[4] > 1:
+            if in_rows and row[0] in (Op.READ, Op.WRITE) and row[4] > 1:
                 try:
-                    calls.read_row(row)
+                    calls.row(row)
                 finally:
-                    pending = _steps(row, calls.row_done + 1)  # those after a failed read
+                    pending = _steps(row, calls.row_done + 1)  # those after a failed call
                 continue
             pending = _steps(row)
             for step in pending:
                 calls.step(step)
-    except calls.library.Error as e:
+    except failures as e:
         assert row is not None  # a row's call failed
         if layout.shared and layout.collective:
             remaining = itertools.chain(pending, (s for r in plan_rows for s in _steps(r)))
@@ -213,6 +215,11 @@ def _run(walk: _Walk, context: Context) -> None:
         info.Free()
 
 
+class RowCallError(Exception):
+    """A call of a row the engine made failed: the library's words for it (a module's Error
+    may be a tuple of the exceptions its Python binding raises, as h5py's are)."""
+
+
 class _Calls:
     """A phase's library calls, each timed and recorded, and the files they have open."""
 
@@ -220,7 +227,7 @@ class _Calls:
         self.walk, self.context, self.comm, self.info = walk, context, comm, info
         self.library = apis.library(walk.layout.api)
         self.files: dict[int, Any] = {}
-        #: Calls of the last row read_row made that succeeded.
+        #: Calls of the last row `row` made that succeeded.
         self.row_done = 0
         # Writes go from a buffer the engine re-stamps (bytes that are already the payload
         # stay), reads into a buffer of their own. A phase that only reads makes no payload:
@@ -266,29 +273,43 @@ class _Calls:
             files.pop(index).close()
             recorder.record("close", start, clock(), file=key)
 
-    def read_row(self, row: Row) -> None:
-        """A row's reads, one after the other, with nothing between two calls but the clock,
-        recorded together when the row ends or fails; `row_done` counts the calls that
-        succeeded. Where the file's library can, the engine makes the calls (`read_row` of
-        apis/*.py; not with --verify, which checks each read in Python): a Python loop between
-        two calls, however short, costs 30-40 us a call on a node whose cores are contended,
-        IOR's C loop a few (docs/benchmarks.md, issue 27)."""
-        _, index, offset, length, count, stride, _ = row
-        opened, view = self.files[index], self.walk.buffer()[:length]
+    def row(self, row: Row) -> None:
+        """A row's reads or writes, one after the other, with nothing between two calls but
+        the clock (and a write's payload stamps), recorded together when the row ends or
+        fails; `row_done` counts the calls that succeeded. Where the file's library can, the
+        engine makes the calls (`row` of apis/*.py; not the reads of --verify, each checked in
+        Python): a Python loop between two calls, however short, costs 30-40 us a call on a
+        node whose cores are contended, IOR's C loop a few (docs/benchmarks.md, issue 27)."""
+        op, index, offset, length, count, stride, writer = row
+        opened, writing = self.files[index], op == Op.WRITE
         self.row_done = 0
-        native = getattr(opened, "read_row", None)
-        made = None if native is None or self.context.run.verify else self.context.interruptible(
-            lambda: native(view, offset, stride, count)
-        )  # fmt: skip
+        native = getattr(opened, "row", None)
+        if writing:
+            assert self.payload is not None  # the plan writes
+            through: _engine.RowThrough = (self.payload, writer, self.walk.plan.keys[index],
+                                           length)  # fmt: skip
+        else:
+            through = self.walk.buffer()[:length]
+        made = None
+        if native is not None and (writing or not self.context.run.verify):
+            made = self.context.interruptible(
+                lambda: native(through, length, offset, stride, count)
+            )
         if made is not None:
             starts, ends, failed = made
-            self._record_reads(starts, ends, length)
+            self._record_many(op, starts, ends, length)
             self.row_done = len(starts)
             if failed is not None:
                 at = offset + len(starts) * stride
-                raise self.library.Error(opened.row_error(*failed, at, length))
+                raise RowCallError(opened.row_error(*failed, at, length, writing))
             return
-        self._read_row_here(row, opened, view)
+        if writing:
+            for step in _steps(row):
+                self.step(step)
+                self.row_done += 1
+            return
+        assert isinstance(through, np.ndarray)
+        self._read_row_here(row, opened, through)
 
     def _read_row_here(self, row: Row, opened: Any, view: np.ndarray) -> None:
         _, index, offset, length, count, stride, writer = row
@@ -307,12 +328,12 @@ class _Calls:
             self.row_done = done = len(times) // 2
             if done:
                 columns = np.array(times, np.uint64).reshape(done, 2)
-                self._record_reads(columns[:, 0], columns[:, 1], length)
+                self._record_many(Op.READ, columns[:, 0], columns[:, 1], length)
 
-    def _record_reads(self, starts: np.ndarray, ends: np.ndarray, length: int) -> None:
+    def _record_many(self, op: int, starts: np.ndarray, ends: np.ndarray, length: int) -> None:
         if len(starts):
             self.context.recorder.record_many(
-                np.full(len(starts), int(Op.READ), np.uint8), np.ascontiguousarray(starts),
+                np.full(len(starts), int(op), np.uint8), np.ascontiguousarray(starts),
                 np.ascontiguousarray(ends), np.full(len(starts), length, np.uint64),
             )  # fmt: skip
 

@@ -14,8 +14,8 @@ from hpcio.workloads.apis.library_walk import hints_in_effect
 from hpcio.workloads.apis.shortfall import short_write
 from hpcio.workloads.native import _engine
 
-#: What the engine's row says of a read that got fewer bytes than asked (library_rows.rs).
-_SHORT_READ = -1
+#: What the engine's row says of a call that moved fewer bytes than asked (library_rows.rs).
+_SHORT = -1
 
 
 def available() -> str | None:
@@ -48,17 +48,17 @@ def _short_read(got: int, wanted: int, offset: int) -> str:
 
 
 def find_row_functions() -> None:
-    """Look up what read_row calls, before a phase (library_walk)."""
-    _row_functions(collective=False)
+    """Look up what rows call, before a phase (library_walk)."""
+    _row_functions(collective=False, writing=False)
 
 
-def _row_functions(collective: bool) -> tuple[int, int] | None:
+def _row_functions(collective: bool, writing: bool) -> tuple[int, int] | None:
     from mpi4py import MPI
 
     if not MPI.Get_library_version().startswith("Open MPI"):
         return None
-    read = "MPI_File_read_at_all" if collective else "MPI_File_read_at"
-    found = loaded.addresses(loaded.library(r"libmpi\.so"), read, "MPI_Get_count")
+    call = f"MPI_File_{'write' if writing else 'read'}_at{'_all' if collective else ''}"
+    found = loaded.addresses(loaded.library(r"libmpi\.so"), call, "MPI_Get_count")
     return (found[0], found[1]) if found else None
 
 
@@ -85,25 +85,28 @@ class MpiioFile:
             raise Error(_short_read(got, len(out), offset))
         return out
 
-    def read_row(
-        self, out: np.ndarray, offset: int, stride: int, count: int
+    def row(
+        self, through: _engine.RowThrough, length: int, offset: int, stride: int, count: int
     ) -> _engine.LibraryRow | None:
-        """`count` reads into `out`, from `offset` every `stride`, made by the engine (see
-        library_walk.read_row); None where MPI is not Open MPI (whose handles are pointers)."""
+        """`count` reads into a buffer or writes from a payload (`through`) of `length` bytes,
+        from `offset` every `stride`, made by the engine (library_walk._Calls.row); None where
+        MPI is not Open MPI (whose handles are pointers)."""
         from mpi4py import MPI
 
-        functions = _row_functions(self._collective)
+        functions = _row_functions(self._collective, writing=isinstance(through, tuple))
         if functions is None:
             return None
         handles = (MPI._handleof(self._handle), MPI._handleof(self._byte),
                    MPI._addressof(self._status))  # fmt: skip
-        return _engine.mpiio_read_row(functions, handles, out, offset, stride, count)
+        return _engine.mpiio_row(functions, handles, through, offset, stride, count)
 
-    def row_error(self, code: int, detail: int, offset: int, length: int) -> str:
+    def row_error(self, code: int, detail: int, offset: int, length: int, writing: bool) -> str:
         """A failed call of a row, in words, without making it again."""
         from mpi4py import MPI
 
-        if code == _SHORT_READ:
+        if code == _SHORT:
+            if writing:
+                return short_write(self._path, length, detail, offset)
             return _short_read(detail, length, offset)
         return MPI.Get_error_string(code)
 

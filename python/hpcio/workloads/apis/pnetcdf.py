@@ -134,17 +134,23 @@ class PnetcdfFile:
         self._call(self._get, offset, out)
         return out
 
-    def read_row(
-        self, out: np.ndarray, offset: int, stride: int, count: int
+    def row(
+        self, through: _engine.RowThrough, length: int, offset: int, stride: int, count: int
     ) -> _engine.LibraryRow | None:
-        """`count` reads into `out`, from `offset` every `stride`, made by the engine (see
-        library_walk.read_row)."""
-        get = ctypes.cast(self._get, ctypes.c_void_p).value
-        if not get:
+        """`count` reads into a buffer or writes from a payload (`through`) of `length` bytes,
+        from `offset` every `stride`, made by the engine (library_walk._Calls.row)."""
+        writing = isinstance(through, tuple)
+        call = ctypes.cast(self._put if writing else self._get, ctypes.c_void_p).value
+        if not call:
             return None
-        return _engine.pnetcdf_read_row(get, (self._ncid, self._varid), out, offset, stride, count)
+        made = _engine.pnetcdf_row(call, (self._ncid, self._varid), through, offset, stride, count)
+        if writing and len(made[0]):
+            self._written_end = max(
+                self._written_end, offset + (len(made[0]) - 1) * stride + length
+            )
+        return made
 
-    def row_error(self, code: int, detail: int, offset: int, length: int) -> str:
+    def row_error(self, code: int, detail: int, offset: int, length: int, writing: bool) -> str:
         """A failed call of a row, in words, without making it again."""
         return _said(code)
 
