@@ -46,7 +46,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 #: A run that seems stuck prints where each thread of each process is, and goes on, on this
-#: signal: `kill -USR1 -- -PGID`, `scancel --signal=USR1 JOB` (mpiexec forwards it to ranks).
+#: signal: `kill -USR1` to `hpcio run -n N` or to Open MPI's mpiexec (which passes it on).
 STACKS_SIGNAL = signal.SIGUSR1
 
 

@@ -22,19 +22,14 @@ _ONE = np.zeros(1, np.uint8)
 
 def find_row_functions() -> None:
     """Look up what rows call, before a phase (library_walk)."""
-    _row_functions(writing=False)
-    _row_functions(writing=True)
+    _row_functions()
 
 
-def _row_functions(writing: bool) -> tuple[int, int] | None:
+def _row_functions() -> tuple[int, int] | None:
     # h5py's own libhdf5 (the parallel build's name ends in _openmpi or _mpich), not _hl.
     lib = loaded.library(r"libhdf5(_openmpi|_mpich)?(-[0-9a-f]+)?\.so")
-    found = loaded.addresses(lib, "H5Sselect_hyperslab", _call(writing))
+    found = loaded.addresses(lib, "H5Sselect_hyperslab", "H5Dread")
     return (found[0], found[1]) if found else None
-
-
-def _call(writing: bool) -> str:
-    return "H5Dwrite" if writing else "H5Dread"
 
 
 def available() -> str | None:
@@ -121,7 +116,7 @@ class Hdf5File:
         a row's would say only that H5Dwrite returned -1."""
         if isinstance(through, tuple):
             return None
-        functions = _row_functions(writing=False)
+        functions = _row_functions()
         if functions is None or not length:
             return None
         memory, file = self._spaces(offset, length)
@@ -130,7 +125,7 @@ class Hdf5File:
 
     def row_error(self, code: int, detail: int, offset: int, length: int, writing: bool) -> str:
         """A failed call of a row, in words, without making it again."""
-        return f"{_call(writing)} of {length} bytes at offset {offset} failed (it returned {code})"
+        return f"H5Dread of {length} bytes at offset {offset} failed (it returned {code})"
 
     def sync(self) -> None:
         self._handle.flush()
