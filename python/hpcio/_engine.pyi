@@ -328,15 +328,18 @@ def payload_check(
 
 #: (starts, ends, failed) of a row of library reads or writes: clock_ns() spans of the calls
 #: that succeeded, in order, and for the call that failed (None when none did) what it
-#: returned and a detail (the bytes a short MPI-IO call moved; SHORT is -1).
-LibraryRow = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], tuple[int, int] | None]
+#: returned, a detail (the bytes a short MPI-IO call moved; SHORT is -1) and the library's
+#: words for it where the row read them (HDF5's error stack), else None.
+LibraryRow = tuple[
+    npt.NDArray[np.uint64], npt.NDArray[np.uint64], tuple[int, int, str | None] | None
+]
 #: What a row moves through: a buffer to read into (each read as long as it), or
 #: (payload, writer, key, length): writes of `length` bytes from the PayloadBuffer, stamped as
 #: `writer`'s bytes of `key` before each write.
 RowThrough = npt.NDArray[np.uint8] | tuple[PayloadBuffer, int, str, int]
 
 def hdf5_row(
-    functions: tuple[int, int],
+    functions: tuple[int, int, int],
     ids: tuple[int, int, int, int, int],
     through: RowThrough,
     offset: int,
@@ -345,7 +348,8 @@ def hdf5_row(
 ) -> LibraryRow:
     """`count` reads or writes, from `offset` every `stride`, each a hyperslab and an H5Dread
     or H5Dwrite made by the engine (GIL released). `functions`: the addresses of
-    H5Sselect_hyperslab and H5Dread (or H5Dwrite); `ids`: dataset, memory type, memory space,
+    H5Sselect_hyperslab, H5Dread (or H5Dwrite) and H5Ewalk2 (a failed call's words are read
+    from HDF5's error stack as h5py says them); `ids`: dataset, memory type, memory space,
     file space, transfer property list."""
 
 def mpiio_row(

@@ -1,11 +1,12 @@
 //! The Python face of library_rows: a row of reads or writes through HDF5, MPI-IO or PnetCDF
 //! made by the engine with the GIL released. Each returns (starts, ends, failed): clock_ns()
 //! spans of the calls that succeeded and, for a call that failed, (what it returned, a
-//! detail). A row of writes goes from a PayloadBuffer, stamped before each call.
+//! detail, the library's words or None). A row of writes goes from a PayloadBuffer, stamped
+//! before each call.
 
 use super::payload_buffer::PyPayloadBuffer;
 use crate::error;
-use crate::library_rows::{self, Hdf5Move, Hdf5Select, MpiGetCount, MpiMoveAt, PnetcdfMove, Row, Transfers};
+use crate::library_rows::{self, Hdf5Move, Hdf5Select, Hdf5Walk, MpiGetCount, MpiMoveAt, PnetcdfMove, Row, Transfers};
 use numpy::{PyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
 use std::ffi::c_void;
@@ -15,7 +16,7 @@ use std::os::raw::c_int;
 /// after `before(offset)`.
 type Calls = dyn FnOnce(*mut c_void, Transfers, &mut dyn FnMut(u64)) -> Row + Send;
 
-type RowResult<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>, Option<(i64, i64)>);
+type RowResult<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>, Option<(i64, i64, Option<String>)>);
 
 /// The buffer's address and length; the caller's borrow keeps it valid.
 fn buffer_of(buffer: &mut PyReadwriteArray1<u8>) -> PyResult<(usize, u64)> {
@@ -31,7 +32,8 @@ fn known(addresses: &[usize]) -> PyResult<()> {
 }
 
 fn result(py: Python<'_>, row: Row) -> RowResult<'_> {
-    (PyArray1::from_vec(py, row.starts), PyArray1::from_vec(py, row.ends), row.failed)
+    let failed = row.failed.map(|(code, detail)| (code, detail, row.words));
+    (PyArray1::from_vec(py, row.starts), PyArray1::from_vec(py, row.ends), failed)
 }
 
 /// What a row moves through: a buffer to read into (each read as long as it), or a payload
@@ -68,27 +70,31 @@ fn row<'py>(py: Python<'py>, through: Through<'py>, (offset, stride, count): (u6
     }
 }
 
-/// `functions`: the addresses of H5Sselect_hyperslab and H5Dread (H5Dwrite for a row of
-/// writes); `ids`: the dataset, memory type, memory space, file space and transfer property
-/// list.
+/// `functions`: the addresses of H5Sselect_hyperslab, H5Dread (H5Dwrite for a row of writes)
+/// and H5Ewalk2; `ids`: the dataset, memory type, memory space, file space and transfer
+/// property list.
 #[pyfunction]
 pub fn hdf5_row<'py>(
     py: Python<'py>,
-    functions: (usize, usize),
+    functions: (usize, usize, usize),
     ids: [i64; 5],
     through: Through<'py>,
     offset: u64,
     stride: u64,
     count: u64,
 ) -> PyResult<RowResult<'py>> {
-    known(&[functions.0, functions.1])?;
-    // SAFETY: the caller passes the addresses of these two HDF5 functions (apis/hdf5.py takes
+    known(&[functions.0, functions.1, functions.2])?;
+    // SAFETY: the caller passes the addresses of these three HDF5 functions (apis/hdf5.py takes
     // them from the libhdf5 the process has loaded).
-    let (select, call) = unsafe {
-        (std::mem::transmute::<usize, Hdf5Select>(functions.0), std::mem::transmute::<usize, Hdf5Move>(functions.1))
+    let functions = unsafe {
+        (
+            std::mem::transmute::<usize, Hdf5Select>(functions.0),
+            std::mem::transmute::<usize, Hdf5Move>(functions.1),
+            std::mem::transmute::<usize, Hdf5Walk>(functions.2),
+        )
     };
     // SAFETY: ids open in that library, the buffer borrowed for the call.
-    let calls = move |at, t, before: &mut dyn FnMut(u64)| unsafe { library_rows::hdf5(select, call, ids, at, t, before) };
+    let calls = move |at, t, before: &mut dyn FnMut(u64)| unsafe { library_rows::hdf5(functions, ids, at, t, before) };
     row(py, through, (offset, stride, count), Box::new(calls))
 }
 

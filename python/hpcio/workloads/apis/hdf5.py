@@ -25,11 +25,12 @@ def find_row_functions() -> None:
     _row_functions()
 
 
-def _row_functions() -> tuple[int, int] | None:
+def _row_functions(writing: bool = False) -> tuple[int, int, int] | None:
     # h5py's own libhdf5 (the parallel build's name ends in _openmpi or _mpich), not _hl.
     lib = loaded.library(r"libhdf5(_openmpi|_mpich)?(-[0-9a-f]+)?\.so")
-    found = loaded.addresses(lib, "H5Sselect_hyperslab", "H5Dread")
-    return (found[0], found[1]) if found else None
+    call = "H5Dwrite" if writing else "H5Dread"
+    found = loaded.addresses(lib, "H5Sselect_hyperslab", call, "H5Ewalk2")
+    return (found[0], found[1], found[2]) if found else None
 
 
 def available() -> str | None:
@@ -111,21 +112,23 @@ class Hdf5File:
     ) -> _engine.LibraryRow | None:
         """`count` reads into a buffer or writes from a payload (`through`) of `length` bytes,
         from `offset` every `stride`, made by the engine (library_walk._Calls.row); None where
-        it cannot call this process's libhdf5, and for writes: h5py's message for a failed
-        write carries HDF5's error stack ("file write failed ... No space left on device"),
-        a row's would say only that H5Dwrite returned -1."""
-        if isinstance(through, tuple):
-            return None
-        functions = _row_functions()
+        it cannot call this process's libhdf5. A failed call's words are HDF5's error stack,
+        as h5py says it ("file write failed ... No space left on device")."""
+        functions = _row_functions(writing=isinstance(through, tuple))
         if functions is None or not length:
             return None
         memory, file = self._spaces(offset, length)
         ids = (self._id.id, self._bytes.id, memory.id, file.id, self._transfer.id)
         return _engine.hdf5_row(functions, ids, through, offset, stride, count)
 
-    def row_error(self, code: int, detail: int, offset: int, length: int, writing: bool) -> str:
-        """A failed call of a row, in words, without making it again."""
-        return f"H5Dread of {length} bytes at offset {offset} failed (it returned {code})"
+    def row_error(
+        self, code: int, detail: int, words: str | None, offset: int, length: int, writing: bool
+    ) -> str:
+        """A failed call of a row, in words (HDF5's, read by the row), without making it again."""
+        if words:
+            return words
+        call = "H5Dwrite" if writing else "H5Dread"
+        return f"{call} of {length} bytes at offset {offset} failed (it returned {code})"
 
     def sync(self) -> None:
         self._handle.flush()

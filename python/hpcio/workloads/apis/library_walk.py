@@ -70,9 +70,9 @@ class _Walk:
             # The launcher makes bodies too (to count transfers): it loads and allocates nothing.
             library = apis.library(layout.api)
             library.available()
-            # Where the engine will make rows of reads, find the library's functions now: the
+            # The engine makes rows of reads and writes: find the library's functions now, the
             # first lookup reads the process's map of loaded files (milliseconds).
-            if self.reads and hasattr(library, "find_row_functions"):
+            if hasattr(library, "find_row_functions"):
                 library.find_row_functions()
             self.buffer()
 

@@ -1,6 +1,7 @@
 """The addresses of C functions in a library this process has loaded already (h5py's libhdf5,
-mpi4py's libmpi), for the engine's rows of library reads (engine/src/library_rows.rs). It is
-the copy the Python wrappers call, so the handles they opened are valid in it."""
+mpi4py's libmpi), for the engine's rows of library reads and writes
+(engine/src/library_rows.rs). It is the copy the Python wrappers call, so the handles they
+opened are valid in it."""
 
 from __future__ import annotations
 

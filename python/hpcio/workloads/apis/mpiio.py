@@ -100,7 +100,9 @@ class MpiioFile:
                    MPI._addressof(self._status))  # fmt: skip
         return _engine.mpiio_row(functions, handles, through, offset, stride, count)
 
-    def row_error(self, code: int, detail: int, offset: int, length: int, writing: bool) -> str:
+    def row_error(
+        self, code: int, detail: int, words: str | None, offset: int, length: int, writing: bool
+    ) -> str:
         """A failed call of a row, in words, without making it again."""
         from mpi4py import MPI
 

@@ -150,7 +150,9 @@ class PnetcdfFile:
             )
         return made
 
-    def row_error(self, code: int, detail: int, offset: int, length: int, writing: bool) -> str:
+    def row_error(
+        self, code: int, detail: int, words: str | None, offset: int, length: int, writing: bool
+    ) -> str:
         """A failed call of a row, in words, without making it again."""
         return _said(code)
 
