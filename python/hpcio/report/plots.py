@@ -14,7 +14,7 @@ import math
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +87,8 @@ class Plot:
     name: str
     title: str
     figure: Figure
+    #: Bytes already drawn, by format: --plots and --html share one SVG (render).
+    drawn: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,8 +457,14 @@ def write_files(plot: Plot, directory: Path) -> list[Path]:
 
 
 def render(plot: Plot, fmt: str) -> bytes:
-    """The figure as PNG or SVG bytes. SVG carries no date and fixed ids, so the same
-    documents give the same file."""
+    """The figure as PNG or SVG bytes, drawn once per format (a figure is not changed once
+    made). SVG carries no date and fixed ids, so the same documents give the same file."""
+    if fmt not in plot.drawn:
+        plot.drawn[fmt] = _draw(plot, fmt)
+    return plot.drawn[fmt]
+
+
+def _draw(plot: Plot, fmt: str) -> bytes:
     import matplotlib
 
     out = io.BytesIO()
