@@ -9,6 +9,7 @@ registry, no GUI backend; PNG goes through Agg and SVG through matplotlib's SVG 
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
 import re
@@ -467,11 +468,39 @@ def render(plot: Plot, fmt: str) -> bytes:
 def _draw(plot: Plot, fmt: str) -> bytes:
     import matplotlib
 
+    _share_math_parses()
     out = io.BytesIO()
     metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
     with matplotlib.rc_context({"svg.hashsalt": plot.name}):
         plot.figure.savefig(out, format=fmt, dpi=PNG_DPI, bbox_inches="tight", metadata=metadata)
     return out.getvalue()
+
+
+@functools.cache
+def _share_math_parses() -> None:
+    """Keep matplotlib's parsed math text (log axes' tick labels such as $10^{-3}$) for the
+    whole process. matplotlib caches a parse per parser object, and each savefig makes new
+    parsers (one per renderer), so every figure parsed the same labels again with pyparsing:
+    a fifth of a report's drawing time. The parse is the same function on the same arguments,
+    so the figures are byte for byte the same. Without the private hook (another matplotlib)
+    nothing changes but the speed."""
+    from matplotlib.mathtext import MathTextParser
+
+    parse = getattr(MathTextParser.__dict__.get("_parse_cached"), "__wrapped__", None)
+    if parse is None:
+        return
+    outputs = {"vector": "path", "raster": "agg"}
+
+    @functools.lru_cache(maxsize=256)
+    def by_output(output_type: str, *args: Any) -> Any:
+        # A parser holds nothing but its output type (the pyparsing grammar is a class
+        # attribute), so any parser of that type gives the same result.
+        return parse(MathTextParser(outputs[output_type]), *args)
+
+    def shared(self: MathTextParser, *args: Any) -> Any:
+        return by_output(self._output_type, *args)  # type: ignore[attr-defined]
+
+    MathTextParser._parse_cached = shared  # type: ignore[method-assign]
 
 
 def _summary_figure(
