@@ -18,6 +18,14 @@ def report(results, hpcio, tmp_path_factory):
     return page, results_io.read(source)
 
 
+def page_of(source):
+    """The page `hpcio report SOURCE --html` writes, less its figures: for the tests of its
+    tables and warnings (the `report` fixture's page and test_plots check the figures)."""
+    from hpcio.report.html import report_page
+
+    return report_page(results_io.read(source), plots.PlotSet((), ()), [str(source)])
+
+
 def expected_plot_ids(docs):
     """The report's plots, and the summary's headline chart per phase."""
     headlines = {f"plot-headline-{phase}" for d in docs for phase in d.summary}
@@ -115,7 +123,7 @@ def test_environment_has_a_row_per_job_shape(report, parse_page):
 
 
 def test_warnings_name_failures_interruptions_throttling_and_debug_builds(
-    results, hpcio, tmp_path, parse_page
+    results, tmp_path, parse_page
 ):
     record = json.loads(results.a.read_text().splitlines()[0])
     record["phases"][0]["errors"] = 2
@@ -126,9 +134,7 @@ def test_warnings_name_failures_interruptions_throttling_and_debug_builds(
     record["summary"]["read"]["retried"] = 5
     source = tmp_path / "doubtful.jsonl"
     source.write_text(json.dumps(record) + "\n")
-    done = hpcio("report", source, "--html", tmp_path / "page.html")
-    assert done.returncode == 0, done.stderr
-    text = parse_page((tmp_path / "page.html").read_text()).text
+    text = parse_page(page_of(source)).text
     assert (
         "write iteration 1: 2 failed operation(s): rank 1: pwrite: No space left on device" in text
     )
@@ -210,25 +216,21 @@ def test_closed_stdout_still_writes_every_file(results, hpcio, tmp_path):
     )
 
 
-def test_a_crowded_node_is_a_warning(results, hpcio, tmp_path, parse_page):
+def test_a_crowded_node_is_a_warning(results, tmp_path, parse_page):
     lines = results.a.read_text().splitlines()
     crowded, roomy = json.loads(lines[0]), json.loads(lines[1])
     crowded["cores_per_node"], roomy["cores_per_node"] = 1, 2
     source = tmp_path / "crowded.jsonl"
     source.write_text(json.dumps(crowded) + "\n" + json.dumps(roomy) + "\n")
-    done = hpcio("report", source, "--html", tmp_path / "page.html")
-    assert done.returncode == 0, done.stderr
-    text = parse_page((tmp_path / "page.html").read_text()).text
+    text = parse_page(page_of(source)).text
     title = f"run 1 (sfmw {results.t1.as_uri()} 1 MiB/rank 2 ranks)"
     assert f"{title}: ranks outnumber cores: 2 ranks per node on 1 cores" in text
     # The warning for run 1 only, and the notes under its write and read tables.
     assert text.count("ranks outnumber cores") == 3
 
 
-def test_time_based_tables_divide_the_bytes_moved(results, hpcio, tmp_path, parse_page):
-    done = hpcio("report", results.timed, "--html", tmp_path / "page.html")
-    assert done.returncode == 0, done.stderr
-    page = parse_page((tmp_path / "page.html").read_text())
+def test_time_based_tables_divide_the_bytes_moved(results, parse_page):
+    page = parse_page(page_of(results.timed))
     for doc in results_io.read(results.timed):
         per_proc = f"{doc.params['size_per_rank_bytes'] / MiB:g}"
         for phase in ("write", "read"):
@@ -259,15 +261,13 @@ def test_the_page_opens_with_the_answer(report, parse_page):
         assert float(best[0][f"{phase} MiB/s"][1]) == speeds[0][0]
 
 
-def test_the_same_warning_about_several_runs_is_one_range(results, hpcio, tmp_path, parse_page):
+def test_the_same_warning_about_several_runs_is_one_range(results, tmp_path, parse_page):
     lines = results.a.read_text().splitlines()
     crowded = [json.loads(line) for line in lines[:3]]
     for record in crowded:
         record["cores_per_node"] = 1
     source = tmp_path / "crowded.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in crowded))
-    done = hpcio("report", source, "--html", tmp_path / "page.html")
-    assert done.returncode == 0, done.stderr
-    text = parse_page((tmp_path / "page.html").read_text()).text
+    text = parse_page(page_of(source)).text
     assert "runs 1-3: ranks outnumber cores: 2 ranks per node on 1 cores" in text
     assert not re.search(r"run \d \([^)]*\): ranks outnumber cores", text)  # not one per run
