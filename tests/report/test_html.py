@@ -18,14 +18,6 @@ def report(results, hpcio, tmp_path_factory):
     return page, results_io.read(source)
 
 
-def page_of(source):
-    """The page `hpcio report SOURCE --html` writes, less its figures: for the tests of its
-    tables and warnings (the `report` fixture's page and test_plots check the figures)."""
-    from hpcio.report.html import report_page
-
-    return report_page(results_io.read(source), plots.PlotSet((), ()), [str(source)])
-
-
 def expected_plot_ids(docs):
     """The report's plots, and the summary's headline chart per phase."""
     headlines = {f"plot-headline-{phase}" for d in docs for phase in d.summary}
@@ -123,7 +115,7 @@ def test_environment_has_a_row_per_job_shape(report, parse_page):
 
 
 def test_warnings_name_failures_interruptions_throttling_and_debug_builds(
-    results, tmp_path, parse_page
+    results, tmp_path, parse_page, page_of
 ):
     record = json.loads(results.a.read_text().splitlines()[0])
     record["phases"][0]["errors"] = 2
@@ -216,7 +208,7 @@ def test_closed_stdout_still_writes_every_file(results, hpcio, tmp_path):
     )
 
 
-def test_a_crowded_node_is_a_warning(results, tmp_path, parse_page):
+def test_a_crowded_node_is_a_warning(results, tmp_path, parse_page, page_of):
     lines = results.a.read_text().splitlines()
     crowded, roomy = json.loads(lines[0]), json.loads(lines[1])
     crowded["cores_per_node"], roomy["cores_per_node"] = 1, 2
@@ -229,7 +221,7 @@ def test_a_crowded_node_is_a_warning(results, tmp_path, parse_page):
     assert text.count("ranks outnumber cores") == 3
 
 
-def test_time_based_tables_divide_the_bytes_moved(results, parse_page):
+def test_time_based_tables_divide_the_bytes_moved(results, parse_page, page_of):
     page = parse_page(page_of(results.timed))
     for doc in results_io.read(results.timed):
         per_proc = f"{doc.params['size_per_rank_bytes'] / MiB:g}"
@@ -261,7 +253,7 @@ def test_the_page_opens_with_the_answer(report, parse_page):
         assert float(best[0][f"{phase} MiB/s"][1]) == speeds[0][0]
 
 
-def test_the_same_warning_about_several_runs_is_one_range(results, tmp_path, parse_page):
+def test_the_same_warning_about_several_runs_is_one_range(results, tmp_path, parse_page, page_of):
     lines = results.a.read_text().splitlines()
     crowded = [json.loads(line) for line in lines[:3]]
     for record in crowded:

@@ -93,7 +93,7 @@ def test_iozone_tables_per_target_with_repeats_pooled(profiled, hpcio, read_docu
     assert "Note:" not in tables[1]
 
 
-def test_family_tables_are_in_every_output(hpcio):
+def test_family_tables_are_in_every_output(hpcio, page_of):
     """The fio study's matrices and IOzone's table, which markdown prints in their own layout,
     are in the JSON, the CSV and the HTML page too, with the same cells."""
     files = (V1 / "profile-all.jsonl", V1 / "profile-iozone.jsonl")
@@ -108,14 +108,8 @@ def test_family_tables_are_in_every_output(hpcio):
     assert len(iozone) == 2  # one per target
     csv_text = hpcio("report", *files, "--format", "csv").stdout
     assert all(f'"{title}",' in csv_text or f"{title}," in csv_text for title in iozone)
-    # The page `hpcio report --html` writes, less its figures (test_html draws those): the
-    # tables are the subject here, and 23 plots would be most of this test's time.
-    from hpcio.report.html import report_page
-    from hpcio.report.plots import PlotSet
-    from hpcio.results import io as results_io
-
-    docs = [doc for path in files for doc in results_io.read(path)]
-    text = report_page(docs, PlotSet((), ()), [str(path) for path in files])
+    # Less its 23 figures, which would be most of this test's time (test_html draws them).
+    text = page_of(*files)
     for title in (bandwidth, *iozone):
         assert f"<h3>{html.escape(title)}</h3>" in text
 
