@@ -489,18 +489,18 @@ def _share_math_parses() -> None:
     parse = getattr(MathTextParser.__dict__.get("_parse_cached"), "__wrapped__", None)
     if parse is None:
         return
-    outputs = {"vector": "path", "raster": "agg"}
+    # A parser holds nothing but its output type (the pyparsing grammar is a class attribute),
+    # so one parser of each type gives what any other would.
+    parsers: dict[str, Any] = {"vector": MathTextParser("path"), "raster": MathTextParser("agg")}
 
     @functools.lru_cache(maxsize=256)
     def by_output(output_type: str, *args: Any) -> Any:
-        # A parser holds nothing but its output type (the pyparsing grammar is a class
-        # attribute), so any parser of that type gives the same result.
-        return parse(MathTextParser(outputs[output_type]), *args)
+        return parse(parsers[output_type], *args)
 
-    def shared(self: MathTextParser, *args: Any) -> Any:
-        return by_output(self._output_type, *args)  # type: ignore[attr-defined]
+    def shared(self: Any, *args: Any) -> Any:
+        return by_output(self._output_type, *args)
 
-    MathTextParser._parse_cached = shared  # type: ignore[method-assign]
+    MathTextParser._parse_cached = shared  # type: ignore[attr-defined]
 
 
 def _summary_figure(
