@@ -1,3 +1,4 @@
+import base64
 import json
 import re
 
@@ -200,12 +201,18 @@ def test_closed_stdout_still_writes_every_file(results, hpcio, tmp_path):
     done = hpcio("report", source, "--html", page, "--plots", tmp_path, stdout_closed=True)
     assert "Traceback" not in done.stderr, done.stderr
     assert (done.returncode, done.stderr) == (0, "")
-    assert page.read_text().endswith("</html>\n")
+    text = page.read_text()
+    assert text.endswith("</html>\n")
     names = ["bandwidth-vs-size-write", "latency-vs-size-write", "latency-cdf-mfmw-write",
              "over-time-write"]  # fmt: skip
     assert sorted(p.name for p in tmp_path.glob("*.??g")) == sorted(
         f"{name}.{fmt}" for name in names for fmt in ("png", "svg")
     )
+    # Each figure drawn once: the page shows the very SVG --plots wrote.
+    for name in names:
+        svg = base64.b64encode((tmp_path / f"{name}.svg").read_bytes()).decode("ascii")
+        assert f'id="plot-{name}" alt="' in text
+        assert f'src="data:image/svg+xml;base64,{svg}"' in text
 
 
 def test_a_crowded_node_is_a_warning(results, tmp_path, parse_page, page_of):
