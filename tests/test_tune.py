@@ -82,8 +82,8 @@ def test_points_over_the_memory_limit_are_never_measured():
 def test_tune_prints_the_table_the_knee_and_the_run_line(hpcio, tmp_path):
     target = "null://?delay=5ms&rate=200MiB&link=400MiB"
     common = ("tune", "--target", target, "--in-flight-range", "1..8", "--transfer-range",
-              "1MiB..4MiB", "--size-per-rank", "8MiB", "--plots", tmp_path)  # fmt: skip
-    done = hpcio(*common, "-o", tmp_path / "search.jsonl")
+              "1MiB..4MiB", "--size-per-rank", "8MiB")  # fmt: skip
+    done = hpcio(*common, "--plots", tmp_path, "-o", tmp_path / "search.jsonl")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     head = next(line for line in lines if line.startswith("hpcio tune: mfmw write on"))
@@ -99,6 +99,7 @@ def test_tune_prints_the_table_the_knee_and_the_run_line(hpcio, tmp_path):
     assert (tmp_path / "tune.png").stat().st_size > 0
     assert len((tmp_path / "search.jsonl").read_text().splitlines()) == measured
 
+    # The whole grid, without drawing it again (the search's figure is checked above).
     done = hpcio(*common, "--full", "-o", tmp_path / "full.jsonl")
     assert done.returncode == 0, done.stderr
     assert "12 of 12 grid points measured" in done.stdout

@@ -54,6 +54,22 @@ def results(tmp_path_factory) -> Results:
 
 
 @pytest.fixture(scope="session")
+def page_of():
+    """page_of(*sources) -> the page `hpcio report SOURCES --html` writes, less its figures
+    (report_page with no plots): for tests of the page's tables and warnings, where drawing
+    would be most of the time. test_html's `report` page and test_plots check the figures."""
+    from hpcio.report.html import report_page
+    from hpcio.report.plots import PlotSet
+    from hpcio.results import io as results_io
+
+    def page(*sources: Path) -> str:
+        docs = [doc for source in sources for doc in results_io.read(source)]
+        return report_page(docs, PlotSet((), ()), [str(source) for source in sources])
+
+    return page
+
+
+@pytest.fixture(scope="session")
 def chromium(tmp_path_factory):
     """chromium(*args, url) -> CompletedProcess of headless Chromium on `url` with a fresh
     profile and no network services; skips when Debian's chromium is not installed."""

@@ -1,3 +1,4 @@
+import base64
 import json
 import re
 
@@ -115,7 +116,7 @@ def test_environment_has_a_row_per_job_shape(report, parse_page):
 
 
 def test_warnings_name_failures_interruptions_throttling_and_debug_builds(
-    results, hpcio, tmp_path, parse_page
+    results, tmp_path, parse_page, page_of
 ):
     record = json.loads(results.a.read_text().splitlines()[0])
     record["phases"][0]["errors"] = 2
@@ -126,9 +127,7 @@ def test_warnings_name_failures_interruptions_throttling_and_debug_builds(
     record["summary"]["read"]["retried"] = 5
     source = tmp_path / "doubtful.jsonl"
     source.write_text(json.dumps(record) + "\n")
-    done = hpcio("report", source, "--html", tmp_path / "page.html")
-    assert done.returncode == 0, done.stderr
-    text = parse_page((tmp_path / "page.html").read_text()).text
+    text = parse_page(page_of(source)).text
     assert (
         "write iteration 1: 2 failed operation(s): rank 1: pwrite: No space left on device" in text
     )
@@ -192,34 +191,45 @@ def test_html_into_a_missing_directory_is_refused(results, hpcio, error_line, tm
 def test_closed_stdout_still_writes_every_file(results, hpcio, tmp_path):
     # `hpcio report ... --html page.html | head -1`: the reader may go before the paths print.
     page = tmp_path / "page.html"
-    # The time-based runs make both phases long enough to draw over time.
-    source = results.combined("closed.jsonl", results.a, results.timed)
+    # A time-based run is long enough to draw over time; its write phase alone has every kind
+    # of figure (bandwidth and phase time vs size, latency CDF, over time), and draws quickly.
+    run = json.loads(results.timed.read_text().splitlines()[0])
+    del run["summary"]["read"]
+    run["phases"] = [p for p in run["phases"] if p["phase"] == "write"]
+    source = tmp_path / "closed.jsonl"
+    source.write_text(json.dumps(run) + "\n")
     done = hpcio("report", source, "--html", page, "--plots", tmp_path, stdout_closed=True)
     assert "Traceback" not in done.stderr, done.stderr
     assert (done.returncode, done.stderr) == (0, "")
-    assert page.read_text().endswith("</html>\n")
-    assert len(list(tmp_path.glob("*.svg"))) == len(list(tmp_path.glob("*.png"))) == 10
+    text = page.read_text()
+    assert text.endswith("</html>\n")
+    names = ["bandwidth-vs-size-write", "latency-vs-size-write", "latency-cdf-mfmw-write",
+             "over-time-write"]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.glob("*.??g")) == sorted(
+        f"{name}.{fmt}" for name in names for fmt in ("png", "svg")
+    )
+    # Each figure drawn once: the page shows the very SVG --plots wrote.
+    for name in names:
+        svg = base64.b64encode((tmp_path / f"{name}.svg").read_bytes()).decode("ascii")
+        assert f'id="plot-{name}" alt="' in text
+        assert f'src="data:image/svg+xml;base64,{svg}"' in text
 
 
-def test_a_crowded_node_is_a_warning(results, hpcio, tmp_path, parse_page):
+def test_a_crowded_node_is_a_warning(results, tmp_path, parse_page, page_of):
     lines = results.a.read_text().splitlines()
     crowded, roomy = json.loads(lines[0]), json.loads(lines[1])
     crowded["cores_per_node"], roomy["cores_per_node"] = 1, 2
     source = tmp_path / "crowded.jsonl"
     source.write_text(json.dumps(crowded) + "\n" + json.dumps(roomy) + "\n")
-    done = hpcio("report", source, "--html", tmp_path / "page.html")
-    assert done.returncode == 0, done.stderr
-    text = parse_page((tmp_path / "page.html").read_text()).text
+    text = parse_page(page_of(source)).text
     title = f"run 1 (sfmw {results.t1.as_uri()} 1 MiB/rank 2 ranks)"
     assert f"{title}: ranks outnumber cores: 2 ranks per node on 1 cores" in text
     # The warning for run 1 only, and the notes under its write and read tables.
     assert text.count("ranks outnumber cores") == 3
 
 
-def test_time_based_tables_divide_the_bytes_moved(results, hpcio, tmp_path, parse_page):
-    done = hpcio("report", results.timed, "--html", tmp_path / "page.html")
-    assert done.returncode == 0, done.stderr
-    page = parse_page((tmp_path / "page.html").read_text())
+def test_time_based_tables_divide_the_bytes_moved(results, parse_page, page_of):
+    page = parse_page(page_of(results.timed))
     for doc in results_io.read(results.timed):
         per_proc = f"{doc.params['size_per_rank_bytes'] / MiB:g}"
         for phase in ("write", "read"):
@@ -250,15 +260,13 @@ def test_the_page_opens_with_the_answer(report, parse_page):
         assert float(best[0][f"{phase} MiB/s"][1]) == speeds[0][0]
 
 
-def test_the_same_warning_about_several_runs_is_one_range(results, hpcio, tmp_path, parse_page):
+def test_the_same_warning_about_several_runs_is_one_range(results, tmp_path, parse_page, page_of):
     lines = results.a.read_text().splitlines()
     crowded = [json.loads(line) for line in lines[:3]]
     for record in crowded:
         record["cores_per_node"] = 1
     source = tmp_path / "crowded.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in crowded))
-    done = hpcio("report", source, "--html", tmp_path / "page.html")
-    assert done.returncode == 0, done.stderr
-    text = parse_page((tmp_path / "page.html").read_text()).text
+    text = parse_page(page_of(source)).text
     assert "runs 1-3: ranks outnumber cores: 2 ranks per node on 1 cores" in text
     assert not re.search(r"run \d \([^)]*\): ranks outnumber cores", text)  # not one per run

@@ -95,12 +95,9 @@ def test_compare_refuses_a_side_of_files_without_a_mixed_phase(hpcio):
     )
 
 
-def test_the_html_report_has_a_row_for_each_side(hpcio, tmp_path):
+def test_the_html_report_has_a_row_for_each_side(page_of):
     pytest.importorskip("matplotlib")
-    page = tmp_path / "r.html"
-    done = hpcio("report", MIXED, "--html", page)
-    assert done.returncode == 0, done.stderr
-    text = page.read_text()
+    text = page_of(MIXED)
     # Each run's table row and its detail row, for each side.
     assert text.count(">mixed: reads<") == 4 and text.count(">mixed: writes<") == 4
 

@@ -31,9 +31,14 @@ def without_matplotlib(*args, code="from hpcio.cli import main; sys.exit(main(AR
         ),
     ],
 )  # fmt: skip
-def test_drawing_without_matplotlib_is_one_line_naming_the_extra(tmp_path, command, option):
+def test_drawing_without_matplotlib_is_one_line_naming_the_extra(
+    tmp_path, monkeypatch, hpcio_in_process, command, option
+):
+    # Blocked as without_matplotlib blocks it, in pytest's process (the refusal comes before
+    # anything is drawn); the tests below show the block in a process of its own.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
     args = [str(a).replace("PLACE", str(tmp_path / "out")) for a in command]
-    done = without_matplotlib(*args)
+    done = hpcio_in_process(*args)
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
         f"hpcio: error: {option} draws with matplotlib, which is not installed: {EXTRA_LINE}"

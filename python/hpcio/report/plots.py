@@ -9,12 +9,13 @@ registry, no GUI backend; PNG goes through Agg and SVG through matplotlib's SVG 
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,8 @@ class Plot:
     name: str
     title: str
     figure: Figure
+    #: Bytes already drawn, by format: --plots and --html share one SVG (render).
+    drawn: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,15 +458,49 @@ def write_files(plot: Plot, directory: Path) -> list[Path]:
 
 
 def render(plot: Plot, fmt: str) -> bytes:
-    """The figure as PNG or SVG bytes. SVG carries no date and fixed ids, so the same
-    documents give the same file."""
+    """The figure as PNG or SVG bytes, drawn once per format (a figure is not changed once
+    made). SVG carries no date and fixed ids, so the same documents give the same file."""
+    if fmt not in plot.drawn:
+        plot.drawn[fmt] = _draw(plot, fmt)
+    return plot.drawn[fmt]
+
+
+def _draw(plot: Plot, fmt: str) -> bytes:
     import matplotlib
 
+    _share_math_parses()
     out = io.BytesIO()
     metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
     with matplotlib.rc_context({"svg.hashsalt": plot.name}):
         plot.figure.savefig(out, format=fmt, dpi=PNG_DPI, bbox_inches="tight", metadata=metadata)
     return out.getvalue()
+
+
+@functools.cache
+def _share_math_parses() -> None:
+    """Keep matplotlib's parsed math text (log axes' tick labels such as $10^{-3}$) for the
+    whole process. matplotlib caches a parse per parser object, and each savefig makes new
+    parsers (one per renderer), so every figure parsed the same labels again with pyparsing:
+    a fifth of a report's drawing time. The parse is the same function on the same arguments,
+    so the figures are byte for byte the same. Without the private hook (another matplotlib)
+    nothing changes but the speed."""
+    from matplotlib.mathtext import MathTextParser
+
+    parse = getattr(MathTextParser.__dict__.get("_parse_cached"), "__wrapped__", None)
+    if parse is None:
+        return
+    # A parser holds nothing but its output type (the pyparsing grammar is a class attribute),
+    # so one parser of each type gives what any other would.
+    parsers: dict[str, Any] = {"vector": MathTextParser("path"), "raster": MathTextParser("agg")}
+
+    @functools.lru_cache(maxsize=256)
+    def by_output(output_type: str, *args: Any) -> Any:
+        return parse(parsers[output_type], *args)
+
+    def shared(self: Any, *args: Any) -> Any:
+        return by_output(self._output_type, *args)
+
+    MathTextParser._parse_cached = shared  # type: ignore[attr-defined]
 
 
 def _summary_figure(
