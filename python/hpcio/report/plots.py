@@ -498,6 +498,8 @@ def _share_math_parses() -> None:
         return parse(parsers[output_type], *args)
 
     def shared(self: Any, *args: Any) -> Any:
+        if self._output_type not in parsers:  # an output type this matplotlib added
+            return parse(self, *args)
         return by_output(self._output_type, *args)
 
     MathTextParser._parse_cached = shared  # type: ignore[attr-defined]
