@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -139,7 +140,17 @@ class MpiComm:
         return interrupts.wait_for(call) if self._threads else call()
 
     def barrier(self) -> None:
-        # Polled rather than threaded: the phase's t0 follows at once on every rank.
+        """Every rank here, then every rank leaving at once. Ranks that arrive early sleep
+        until the last one comes, then all meet again in a tight poll, so the phase's t0
+        follows at once on every rank.
+
+        An early rank that spun instead had used up its turn on a core by the time the
+        last one came. On a node whose cores are shared, the scheduler then took its core
+        inside the phase's first collective call, and the other rank waited for it: a 1 ms
+        collective open took 30-150 ms. Under one busy process per core, opens of PnetCDF
+        over 20 ms fell from 41 of 96 to 21 of 96 phases with the sleep, IOR's level
+        (docs/benchmarks.md, "Early ranks sleep at the barrier")."""
+        _poll(self._comm.Ibarrier(), sleep_s=_EARLY_RANK_SLEEP_S)
         _poll(self._comm.Ibarrier())
 
     def bcast(self, obj: T, root: int = 0) -> T:
@@ -199,10 +210,17 @@ class _MpiRequest:
         _poll(self._request)
 
 
-def _poll(request: Any) -> None:
-    """Wait for an MPI request in Python, where a signal handler can run between tests."""
+#: How long an early rank sleeps between two tests of the barrier: short beside a phase, long
+#: enough to leave the core to others.
+_EARLY_RANK_SLEEP_S = 0.0002
+
+
+def _poll(request: Any, sleep_s: float = 0.0) -> None:
+    """Wait for an MPI request in Python, where a signal handler can run between tests, and
+    sleeping `sleep_s` between them when it is not 0."""
     while not request.Test():
-        pass
+        if sleep_s:
+            time.sleep(sleep_s)
 
 
 def topology(world: Comm) -> Topology:

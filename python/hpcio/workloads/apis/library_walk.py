@@ -46,26 +46,29 @@ class Layout:
     chunk_bytes: int | None = None
 
 
-def body(plan: Plan, layout: Layout) -> PythonBody:
-    """The phase's body; made before the phase's barrier, so what it loads is not timed."""
+def body(plan: Plan, layout: Layout, seed: int) -> PythonBody:
+    """The phase's body (writes carry `seed`'s payload); made before the phase's barrier, so
+    what it loads is not timed."""
     _load_mpi_io()
-    return PythonBody(_Walk(plan, layout))
+    return PythonBody(_Walk(plan, layout, seed))
 
 
 class _Walk:
     """The walk of one phase, with what it needs made before the phase's barrier: in a rank,
-    the library loaded (if the spec's checks have not loaded it already) and the read buffer
-    allocated and touched. Between the barrier and the first open there is then only the walk
-    itself: a rank that does more there under a busy node reaches the collective open later,
-    and the other rank's open waits for it."""
+    the library loaded (if the spec's checks have not loaded it already), the read buffer
+    allocated and touched, and the write buffer holding the first write's payload. Between
+    the barrier and the first open there is then only the walk itself: a rank that does more
+    there under a busy node reaches the collective open later, and the other rank's open
+    waits for it."""
 
-    def __init__(self, plan: Plan, layout: Layout) -> None:
-        self.plan, self.layout = plan, layout
+    def __init__(self, plan: Plan, layout: Layout, seed: int) -> None:
+        self.plan, self.layout, self.seed = plan, layout, seed
         self.extents = None if layout.shared else _extents(plan)
         self.largest = max(plan.largest_transfer, 1)
         self.writes = bool(np.any(plan.ops == int(Op.WRITE)))
         self.reads = bool(np.any(plan.ops == int(Op.READ)))
         self._buffer: np.ndarray | None = None
+        self._payload: _engine.PayloadBuffer | None = None
         if _in_a_rank():
             # The launcher makes bodies too (to count transfers): it loads and allocates nothing.
             library = apis.library(layout.api)
@@ -75,12 +78,25 @@ class _Walk:
             if hasattr(library, "find_row_functions"):
                 library.find_row_functions()
             self.buffer()
+            self.payload()
 
     def buffer(self) -> np.ndarray:
         """Reads' buffer, which the libraries overwrite (empty in a walk that only writes)."""
         if self._buffer is None:
             self._buffer = _touched(self.largest if self.reads else 0)
         return self._buffer
+
+    def payload(self) -> _engine.PayloadBuffer | None:
+        """Writes' buffer (None in a walk that only reads), made holding the first write's
+        payload: its first filling, 1.6 ms for 1 MiB on a busy node, faults its pages in and
+        writes every byte, where the writes after it rewrite only their stamps."""
+        if self._payload is None and self.writes:
+            self._payload = _engine.PayloadBuffer(self.seed, self.largest)
+            first = int(np.flatnonzero(self.plan.ops == int(Op.WRITE))[0])
+            plan = self.plan
+            self._payload.fill(int(plan.writers[first]), plan.keys[int(plan.key_index[first])],
+                               int(plan.offsets[first]), int(plan.lengths[first]))  # fmt: skip
+        return self._payload
 
     def __call__(self, context: Context) -> None:
         _run(self, context)
@@ -230,11 +246,8 @@ class _Calls:
         #: Calls of the last row `row` made that succeeded.
         self.row_done = 0
         # Writes go from a buffer the engine re-stamps (bytes that are already the payload
-        # stay), reads into a buffer of their own. A phase that only reads makes no payload:
-        # its filling (a millisecond per MiB on a busy node) would be timed.
-        self.payload = (
-            _engine.PayloadBuffer(context.run.seed, walk.largest) if walk.writes else None
-        )
+        # stay), reads into a buffer of their own.
+        self.payload = walk.payload()
 
     def step(self, step: Step) -> None:
         op, index, offset, length, writer = step

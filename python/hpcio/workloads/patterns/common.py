@@ -181,7 +181,7 @@ class PatternWorkload(Workload):
         from hpcio.workloads.apis import library_walk
 
         assert isinstance(body, PlanBody)
-        return library_walk.body(body.plan, self.api_layout(run))
+        return library_walk.body(body.plan, self.api_layout(run), run.seed)
 
     def api_layout(self, run: RunSpec) -> library_walk.Layout:
         from hpcio.workloads.apis import library_walk
