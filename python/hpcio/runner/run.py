@@ -453,6 +453,10 @@ def _phase(stage: Stage, phase: Phase, iteration: int) -> PhaseFigures | None:
             )
             if figures.errors > 1:
                 failure += f" (and {figures.errors - 1} more errors)"
+    # The other ranks wait for rank 0's figures asleep in a barrier, not spinning in the
+    # broadcast: a rank that spun through them (20-40 ms on a busy node) lost its core inside
+    # the next phase's first collective call.
+    world.barrier()
     failure = world.bcast(failure)
     if failure:
         if not run.keep and run.writes:
