@@ -187,6 +187,10 @@ _LAUNCH_ENTRIES = ("launch_or_join", "launch_groups", "join")
 WHOLE_IN_PROCESS_COMMANDS = frozenset(
     {"run", "sweep", "profile", "train", "checkpoint", "tune", "replay", "suite"}
 )
+#: Subcommands that reach storage through the engine but start no MPI job, set no signal
+#: handler and take no lock: they run in pytest's process in a unit test (whose targets are
+#: directories, memory:// and null://), as a real process in the layers that reach servers.
+UNIT_IN_PROCESS_COMMANDS = frozenset({"clean"})
 #: Subcommands that check their options in pytest's process and, once they pass, run as a real
 #: process from where they would probe the machine: `hpcio env` imports mpi4py (which starts
 #: MPI in the process that imports it) and runs `mpiexec --version`.
@@ -320,8 +324,8 @@ def run_cli_fast(
     stdout_closed: bool = False,
     env: dict[str, str] | None = None,
 ) -> Completed:
-    """run_cli, in this process where that is safe: a command of IN_PROCESS_COMMANDS, or of
-    WHOLE_IN_PROCESS_COMMANDS on one rank, or one of CHECKED_IN_PROCESS_COMMANDS until it would
+    """run_cli, in this process where that is safe: a command of IN_PROCESS_COMMANDS, or in a
+    unit test of UNIT_IN_PROCESS_COMMANDS, or of WHOLE_IN_PROCESS_COMMANDS on one rank, or one of CHECKED_IN_PROCESS_COMMANDS until it would
     start running, or of CHECKED_UNTIL_PROBE_COMMANDS until it would probe the machine; never
     when something about the process itself (a launcher, a closed stdout) is asked for. With
     an environment (`env`, set here for the call), only the checks before a command of
@@ -333,7 +337,9 @@ def run_cli_fast(
         if refused is not None:
             return refused
     if not launcher and not stdout_closed and env is None:
-        if command in IN_PROCESS_COMMANDS:
+        if command in IN_PROCESS_COMMANDS or (
+            _IN_A_UNIT_TEST and command in UNIT_IN_PROCESS_COMMANDS
+        ):
             return run_in_process(*args)  # type: ignore[return-value]
         if _IN_A_UNIT_TEST and command in WHOLE_IN_PROCESS_COMMANDS and _runs_one_rank_here(args):
             done = run_whole_in_process(*args)
