@@ -325,11 +325,12 @@ def run_cli_fast(
     env: dict[str, str] | None = None,
 ) -> Completed:
     """run_cli, in this process where that is safe: a command of IN_PROCESS_COMMANDS, or in a
-    unit test of UNIT_IN_PROCESS_COMMANDS, or of WHOLE_IN_PROCESS_COMMANDS on one rank, or one of CHECKED_IN_PROCESS_COMMANDS until it would
-    start running, or of CHECKED_UNTIL_PROBE_COMMANDS until it would probe the machine; never
-    when something about the process itself (a launcher, a closed stdout) is asked for. With
-    an environment (`env`, set here for the call), only the checks before a command of
-    CHECKED_IN_PROCESS_COMMANDS or CHECKED_UNTIL_PROBE_COMMANDS would start run here."""
+    unit test of UNIT_IN_PROCESS_COMMANDS, or of WHOLE_IN_PROCESS_COMMANDS on one rank, or one
+    of CHECKED_IN_PROCESS_COMMANDS until it would start running, or of
+    CHECKED_UNTIL_PROBE_COMMANDS until it would probe the machine; never when something about
+    the process itself (a launcher, a closed stdout) is asked for. With an environment (`env`,
+    set here for the call), only the checks before a command of CHECKED_IN_PROCESS_COMMANDS or
+    CHECKED_UNTIL_PROBE_COMMANDS would start run here."""
     command = str(args[0]) if args else ""
     checked = CHECKED_IN_PROCESS_COMMANDS | CHECKED_UNTIL_PROBE_COMMANDS
     if not launcher and not stdout_closed and env is not None and command in checked:
