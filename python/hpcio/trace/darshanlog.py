@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib.util
 import json
 import os
 import signal
@@ -30,13 +31,17 @@ def open_log(log_path: str | os.PathLike):
     path = Path(log_path)
     if not path.is_file():
         raise TraceError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
+    # Found, not imported: pydarshan imports pandas (about 0.45 s), which a log refused by
+    # check_whole never needs in this process.
+    if importlib.util.find_spec("darshan") is None:
+        raise TraceError(MISSING)
+    if path.stat().st_size == 0:
+        raise TraceError(f"{path}: empty file, not a Darshan log")
+    check_whole(path)
     try:
         import darshan
     except ImportError:
         raise TraceError(MISSING) from None
-    if path.stat().st_size == 0:
-        raise TraceError(f"{path}: empty file, not a Darshan log")
-    check_whole(path)
     with _quiet_stderr():
         try:
             return darshan.DarshanReport(str(path), read_all=True)
