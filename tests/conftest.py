@@ -98,6 +98,15 @@ def unit_guard(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 _IN_A_UNIT_TEST = False
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Say whether the test is of the unit layer before its fixtures are set up, not only once
+    unit_guard is: a module's or session's fixture (one run shared by a module's tests) set up
+    for a unit test runs its one-rank command in this process as the test itself would."""
+    global _IN_A_UNIT_TEST
+    _IN_A_UNIT_TEST = item.get_closest_marker("unit") is not None
+
+
 def _unit_guarded(tmp_path_factory: pytest.TempPathFactory):
     fake = tmp_path_factory.getbasetemp() / "unit-guard-bin"
     if not fake.is_dir():
@@ -178,6 +187,10 @@ _LAUNCH_ENTRIES = ("launch_or_join", "launch_groups", "join")
 WHOLE_IN_PROCESS_COMMANDS = frozenset(
     {"run", "sweep", "profile", "train", "checkpoint", "tune", "replay", "suite"}
 )
+#: Subcommands that reach storage through the engine but start no MPI job, set no signal
+#: handler and take no lock: they run in pytest's process in a unit test (whose targets are
+#: directories, memory:// and null://), as a real process in the layers that reach servers.
+UNIT_IN_PROCESS_COMMANDS = frozenset({"clean"})
 #: Subcommands that check their options in pytest's process and, once they pass, run as a real
 #: process from where they would probe the machine: `hpcio env` imports mpi4py (which starts
 #: MPI in the process that imports it) and runs `mpiexec --version`.
@@ -188,12 +201,14 @@ class _WouldRun(BaseException):
     """Raised in place of a launch entry (a BaseException: hpcio's own handlers let it by)."""
 
 
-def run_in_process(*args: object, stop_at_launch: bool = False) -> Completed | None:
+def run_in_process(
+    *args: object, stop_at_launch: bool = False, env: dict[str, str] | None = None
+) -> Completed | None:
     """hpcio.cli.main(args) with stdout and stderr captured and SystemExit made a return code,
-    as `python -m hpcio args` would give them, in the environment run_cli gives. An uncaught
-    exception is not made a returncode: it propagates and fails the test, as a traceback on a
-    real process would. With stop_at_launch, None once the command would start running (or,
-    for CHECKED_UNTIL_PROBE_COMMANDS, probe the machine)."""
+    as `python -m hpcio args` would give them, in the environment run_cli gives (`env` added
+    as run_cli adds it). An uncaught exception is not made a returncode: it propagates and
+    fails the test, as a traceback on a real process would. With stop_at_launch, None once the
+    command would start running (or, for CHECKED_UNTIL_PROBE_COMMANDS, probe the machine)."""
     from hpcio import cli
     from hpcio.runner import launch, machine
 
@@ -202,8 +217,12 @@ def run_in_process(*args: object, stop_at_launch: bool = False) -> Completed | N
 
     stdout, stderr = io.StringIO(), io.StringIO()
     with pytest.MonkeyPatch.context() as patch:
-        for name in os.environ.keys() - _env().keys():
+        environ = _env() if env is None else {**_without_cloud_settings(_env()), **env}
+        for name in os.environ.keys() - environ.keys():
             patch.delenv(name)
+        for name, value in environ.items():
+            if os.environ.get(name) != value:
+                patch.setenv(name, value)
         if stop_at_launch:
             for entry in _LAUNCH_ENTRIES:
                 patch.setattr(launch, entry, would_run)
@@ -305,20 +324,29 @@ def run_cli_fast(
     stdout_closed: bool = False,
     env: dict[str, str] | None = None,
 ) -> Completed:
-    """run_cli, in this process where that is safe: a command of IN_PROCESS_COMMANDS, or of
-    WHOLE_IN_PROCESS_COMMANDS on one rank, or one of CHECKED_IN_PROCESS_COMMANDS until it would
-    start running, or of CHECKED_UNTIL_PROBE_COMMANDS until it would probe the machine; never
-    when something about the process itself (a launcher, a closed stdout, an environment) is
-    asked for."""
+    """run_cli, in this process where that is safe: a command of IN_PROCESS_COMMANDS, or in a
+    unit test of UNIT_IN_PROCESS_COMMANDS, or of WHOLE_IN_PROCESS_COMMANDS on one rank, or one
+    of CHECKED_IN_PROCESS_COMMANDS until it would start running, or of
+    CHECKED_UNTIL_PROBE_COMMANDS until it would probe the machine; never when something about
+    the process itself (a launcher, a closed stdout) is asked for. With an environment (`env`,
+    set here for the call), only the checks before a command of CHECKED_IN_PROCESS_COMMANDS or
+    CHECKED_UNTIL_PROBE_COMMANDS would start run here."""
     command = str(args[0]) if args else ""
+    checked = CHECKED_IN_PROCESS_COMMANDS | CHECKED_UNTIL_PROBE_COMMANDS
+    if not launcher and not stdout_closed and env is not None and command in checked:
+        refused = run_in_process(*args, stop_at_launch=True, env=env)
+        if refused is not None:
+            return refused
     if not launcher and not stdout_closed and env is None:
-        if command in IN_PROCESS_COMMANDS:
+        if command in IN_PROCESS_COMMANDS or (
+            _IN_A_UNIT_TEST and command in UNIT_IN_PROCESS_COMMANDS
+        ):
             return run_in_process(*args)  # type: ignore[return-value]
         if _IN_A_UNIT_TEST and command in WHOLE_IN_PROCESS_COMMANDS and _runs_one_rank_here(args):
             done = run_whole_in_process(*args)
             if done is not None:
                 return done
-        elif command in CHECKED_IN_PROCESS_COMMANDS | CHECKED_UNTIL_PROBE_COMMANDS:
+        elif command in checked:
             refused = run_in_process(*args, stop_at_launch=True)
             if refused is not None:
                 return refused

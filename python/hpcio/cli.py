@@ -18,7 +18,10 @@ __all__ = ["COMMANDS", "build_parser", "error_line", "main", "parse_command"]
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
-    args = build_parser(only=chosen).parse_args(argv)
+    # A command line that names no subcommand anywhere ends in help, the version or a usage
+    # error, whose words need no subcommand's module.
+    named = chosen is not None or any(word in COMMANDS for word in argv)
+    args = build_parser(only=chosen, arguments=named).parse_args(argv)
     try:
         with streams_noted(quiet=bool(getattr(args, "quiet", False))):
             return importlib.import_module(COMMANDS[args.command]).main(args, argv)

@@ -1,1 +1,2 @@
-"""One module per hpcio subcommand: HELP, add_arguments(parser), main(args, argv)."""
+"""One module per hpcio subcommand: add_arguments(parser), main(args, argv); its help line is
+in parser.HELP."""

@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from hpcio.runner.world import Comm
     from hpcio.spec.model import RunSpec
 
-HELP = "MLPerf Storage's LLM checkpoint: each rank saves its shard 10 times, then loads it"
-
 
 #: Settings every run has that a checkpoint takes from the command line, as declared once
 #: (spec/model.py); -n is the model's own (its processes), the others are fixed by MLPerf.

@@ -6,11 +6,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from hpcio.commands.run import add_store_option_argument, store_options
+from hpcio.commands.store_options import add_store_option_argument, store_options
 from hpcio.runner.cleanup import clean_target
 from hpcio.spec.target import parse_targets
-
-HELP = "delete hpcio's own files or objects under a target, abort its unfinished uploads"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,8 +17,6 @@ from hpcio.commands.report import (
 )
 from hpcio.errors import SpecError
 
-HELP = "two result files side by side: ratio, and differences beyond the spread"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("a", metavar="A", help="JSON Lines results: the baseline")

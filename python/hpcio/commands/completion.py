@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-HELP = "print a shell completion script (bash, zsh)"
-
 SHELLS = ("bash", "zsh")
 #: Where each shell looks for it; said in --help.
 _INSTALL = (

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from hpcio.report.prices import Catalogue
     from hpcio.spec.model import RunSpec
 
-HELP = "cost of runs (requests, data kept) and what-if scenarios, from a price catalogue"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="*", help="JSON Lines files written by -o")

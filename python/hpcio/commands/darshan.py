@@ -9,8 +9,6 @@ from collections.abc import Sequence
 
 from hpcio.commands.trace import add_summary_arguments, show
 
-HELP = "summarize a Darshan log (pydarshan): the same counters as hpcio trace summary"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True)

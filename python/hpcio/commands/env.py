@@ -11,12 +11,10 @@ import socket
 from collections.abc import Sequence
 from typing import Any
 
-from hpcio.commands.run import add_store_option_argument, store_options
+from hpcio.commands.store_options import add_store_option_argument, store_options
 from hpcio.errors import SpecError, TargetError
 from hpcio.spec.target import TargetSpec, parse_targets
 from hpcio.units import format_bytes
-
-HELP = "check the machine: MPI, launcher, engine build, I/O libraries, and a target's storage"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-HELP = "print the man page, hpcio(1), in roff: hpcio man > ~/.local/share/man/man1/hpcio.1"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     pass

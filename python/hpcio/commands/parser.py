@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 from hpcio.errors import USAGE_EXIT, SpecError
 from hpcio.options import peer_help
 
-#: Subcommand -> module with HELP, add_arguments(parser) and main(args, argv) -> exit code.
+#: Subcommand -> module with add_arguments(parser) and main(args, argv) -> exit code.
 COMMANDS = {
     "run": "hpcio.commands.run",
     "sweep": "hpcio.commands.sweep",
@@ -33,6 +33,35 @@ COMMANDS = {
     "tune": "hpcio.commands.tune",
     "completion": "hpcio.commands.completion",
     "man": "hpcio.commands.man",
+}
+#: Subcommand -> its line in `hpcio --help`, here rather than in its module: listing the
+#: commands (`hpcio`, `hpcio --help`, an unknown command) imports none of them.
+HELP = {
+    "run": "run one pattern",
+    "sweep": "run patterns x sizes, resumable",
+    "report": "the studies' tables, plots and an HTML page from result documents",
+    "suite": "run a suite (TOML grid of points), resumable",
+    "cost": "cost of runs (requests, data kept) and what-if scenarios, from a price catalogue",
+    "clean": "delete hpcio's own files or objects under a target, abort its unfinished uploads",
+    "compare": "two result files side by side: ratio, and differences beyond the spread",
+    "profile": (
+        "fio-style storage profiles (streaming, latency, random I/O, small working set); iozone"
+    ),
+    "env": "check the machine: MPI, launcher, engine build, I/O libraries, and a target's storage",
+    "checkpoint": (
+        "MLPerf Storage's LLM checkpoint: each rank saves its shard 10 times, then loads it"
+    ),
+    "train": (
+        "MLPerf Storage's unet3d, cosmoflow and resnet50 training emulations and DLIO's bert (AU "
+        "per accelerator), their datagen"
+    ),
+    "template": "write a Slurm, PBS or Kubernetes job that runs an hpcio command on a cluster",
+    "trace": "summarize a --trace: Darshan's counters per file and rank, plots",
+    "darshan": "summarize a Darshan log (pydarshan): the same counters as hpcio trace summary",
+    "replay": "replay an application's I/O (a Darshan log or an hpcio trace) on any target",
+    "tune": "find the in-flight depth and transfer size that fill the path to a target",
+    "completion": "print a shell completion script (bash, zsh)",
+    "man": "print the man page, hpcio(1), in roff: hpcio man > ~/.local/share/man/man1/hpcio.1",
 }
 
 
@@ -80,20 +109,22 @@ class _CheckingParser(_Parser):
 
 
 def build_parser(
-    parser_class: type[_Parser] = _Parser, only: str | None = None
+    parser_class: type[_Parser] = _Parser, only: str | None = None, *, arguments: bool = True
 ) -> argparse.ArgumentParser:
     """The whole command line, or only subcommand `only`'s: a command that reads documents
-    must not import the modules of those that run (and with them the native engine)."""
+    must not import the modules of those that run (and with them the native engine). Without
+    `arguments`, the subcommands' names and help lines alone, their modules not imported: all
+    a command line that names no subcommand needs (`hpcio`, `--help`, `--version`, a typo)."""
     parser = parser_class(prog="hpcio", description="HPC I/O patterns on POSIX and object storage.")
     parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=parser_class)
     for name, module_name in COMMANDS.items():
         if only is not None and name != only:
             continue
-        module = importlib.import_module(module_name)
-        command = commands.add_parser(name, help=module.HELP)
-        module.add_arguments(command)
-        _name_peers(command)
+        command = commands.add_parser(name, help=HELP[name])
+        if arguments:
+            importlib.import_module(module_name).add_arguments(command)
+            _name_peers(command)
     return parser
 
 

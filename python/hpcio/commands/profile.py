@@ -36,8 +36,6 @@ if TYPE_CHECKING:
     from hpcio.runner.world import Comm, Topology
     from hpcio.spec.model import RunSpec
 
-HELP = "fio-style storage profiles (streaming, latency, random I/O, small working set); iozone"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(

@@ -25,8 +25,6 @@ from hpcio.workloads.replay.workload import Replay, with_data_set
 if TYPE_CHECKING:
     from hpcio.runner.world import Comm, Topology
 
-HELP = "replay an application's I/O (a Darshan log or an hpcio trace) on any target"
-
 
 def _options() -> list:
     return [o for o in declared(Replay.params) if o.flag is not None]

@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from hpcio.report.plots import PlotSet
     from hpcio.results.schema import ResultDocument
 
-HELP = "the studies' tables, plots and an HTML page from result documents"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="+", help="JSON Lines files written by -o")

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from hpcio import options as spec_options
 from hpcio.commands import options, spine
+from hpcio.commands.store_options import add_store_option_argument, store_options
 from hpcio.errors import SpecError
 from hpcio.options import Option
-from hpcio.runner import launch
 from hpcio.spec.model import COMMON_OPTIONS, RunSpec, workload_named
 from hpcio.spec.target import TargetSpec, parse_targets
 from hpcio.units import parse_size_range
@@ -21,8 +21,6 @@ from hpcio.workloads.contract import Workload
 if TYPE_CHECKING:
     pass
 
-HELP = "run one pattern"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_run_arguments(parser, sweep=False)
@@ -30,39 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return _run(args, argv)
-
-
-def add_store_option_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--store-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="object store setting (object_store's keys, e.g. endpoint, region, allow_http; "
-        "max_retries, retry_timeout_s); repeatable. Never printed or recorded, and passed to "
-        "the ranks in their environment, not their command line; but your own command line is "
-        "visible to every user of the node (ps): give secrets in the environment (AWS_*, "
-        "AZURE_STORAGE_*, GOOGLE_*) instead",
-    )
-
-
-def store_options(pairs: Sequence[str]) -> dict[str, str]:
-    """--store-option key=value pairs (after those the launching hpcio passed in the
-    environment) as a dict; later ones win.
-
-    Raises:
-        SpecError: a pair without `=`, named by its position: its text may be a secret.
-    """
-    options = {}
-    for number, pair in enumerate(pairs, start=1):
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise SpecError(
-                f"--store-option number {number} is not KEY=VALUE (it has no '='; its text is "
-                "not shown, as it may hold a secret)"
-            )
-        options[key.strip()] = value
-    return {**launch.inherited_store_options(), **options}
 
 
 #: The workloads `--pattern` names (`hpcio sweep` and suites cross them with sizes).

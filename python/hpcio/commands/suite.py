@@ -11,8 +11,6 @@ from hpcio.commands import spine
 from hpcio.commands.run import add_dry_run_argument
 from hpcio.spec.suite import Suite, describe, load_suite
 
-HELP = "run a suite (TOML grid of points), resumable"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="suite_command", required=True)

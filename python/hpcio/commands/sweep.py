@@ -8,8 +8,6 @@ from collections.abc import Sequence
 
 from hpcio.commands import run
 
-HELP = "run patterns x sizes, resumable"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_run_arguments(parser, sweep=True)

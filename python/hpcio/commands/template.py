@@ -17,7 +17,6 @@ from hpcio.errors import SpecError
 from hpcio.jobs import k8s, scripts
 from hpcio.jobs.model import Job, Step
 
-HELP = "write a Slurm, PBS or Kubernetes job that runs an hpcio command on a cluster"
 KINDS = {
     "slurm": "an sbatch script (srun or mpiexec starts the ranks)",
     "pbs": "a qsub script (mpiexec on $PBS_NODEFILE)",

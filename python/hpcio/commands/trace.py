@@ -10,8 +10,6 @@ from pathlib import Path
 
 from hpcio.errors import SpecError
 
-HELP = "summarize a --trace: Darshan's counters per file and rank, plots"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True)

@@ -29,10 +29,6 @@ if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
     from hpcio.runner.world import Comm, Topology
 
-HELP = (
-    "MLPerf Storage's unet3d, cosmoflow and resnet50 training emulations and DLIO's bert (AU "
-    "per accelerator), their datagen"
-)
 
 #: What `hpcio train NAME` runs.
 WORKLOADS = {

@@ -31,7 +31,6 @@ from hpcio.units import format_bytes
 if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
 
-HELP = "find the in-flight depth and transfer size that fill the path to a target"
 
 #: The knee rule: along an axis, doubling a setting must raise bandwidth by at least GAIN
 #: over the knee so far (the last setting that did); after PATIENCE doublings in a row that

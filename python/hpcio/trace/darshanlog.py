@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib.util
 import json
 import os
 import signal
@@ -30,13 +31,17 @@ def open_log(log_path: str | os.PathLike):
     path = Path(log_path)
     if not path.is_file():
         raise TraceError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
+    # Found, not imported: pydarshan imports pandas (about 0.45 s), which a log refused by
+    # check_whole never needs in this process.
+    if importlib.util.find_spec("darshan") is None:
+        raise TraceError(MISSING)
+    if path.stat().st_size == 0:
+        raise TraceError(f"{path}: empty file, not a Darshan log")
+    check_whole(path)
     try:
         import darshan
     except ImportError:
         raise TraceError(MISSING) from None
-    if path.stat().st_size == 0:
-        raise TraceError(f"{path}: empty file, not a Darshan log")
-    check_whole(path)
     with _quiet_stderr():
         try:
             return darshan.DarshanReport(str(path), read_all=True)
@@ -87,6 +92,10 @@ for records in report.records.values():
 """
 #: Seconds the child may take to read a log (pydarshan reads a large DXT log in seconds).
 _READ_TIMEOUT_S = 600
+#: What a child found, by the log's identity (_identity): a process that opens one log again
+#: (replay's source, then its summary; a test suite's shared sample logs) starts no second
+#: child, each of which imports pandas (about 0.45 s). A log rewritten since has another identity.
+_READ: dict[tuple[object, ...], tuple[dict[str, int], bool]] = {}
 
 
 def check_whole(path: Path) -> None:
@@ -137,7 +146,28 @@ def check_whole(path: Path) -> None:
 
 def _read_in_child(path: Path) -> tuple[dict[str, int], bool]:
     """The log's modules (name -> section bytes), and whether a child process read every
-    record."""
+    record: once per log and process (_READ)."""
+    identity = _identity(path)
+    if identity not in _READ:
+        _READ[identity] = _read_in_new_child(path)
+    modules, readable = _READ[identity]
+    return dict(modules), readable
+
+
+def _identity(path: Path) -> tuple[object, ...]:
+    """The file at `path` as it is now: which file, its size, its last change (ns)."""
+    about = path.stat()
+    return (
+        str(path.resolve()),
+        about.st_dev,
+        about.st_ino,
+        about.st_size,
+        about.st_mtime_ns,
+        about.st_ctime_ns,
+    )
+
+
+def _read_in_new_child(path: Path) -> tuple[dict[str, int], bool]:
     try:
         done = subprocess.run(
             [sys.executable, "-c", _READER, str(path)],
