@@ -56,9 +56,12 @@ class Relay:
 
 
 def answer(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
-    """Answer a request in the store's place: `status` and an XML error `body`."""
+    """Answer a request in the store's place: `status` and an XML error `body`, which a HEAD's
+    answer announces but does not carry (HTTP): bytes after it would be read as the answer to
+    the connection's next request, which then fails as the store never made it fail."""
     handler.send_response(status)
     handler.send_header("Content-Type", "application/xml")
     handler.send_header("Content-Length", str(len(body)))
     handler.end_headers()
-    handler.wfile.write(body)
+    if handler.command != "HEAD":
+        handler.wfile.write(body)
