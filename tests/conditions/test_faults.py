@@ -26,8 +26,9 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 import servers
@@ -135,6 +136,23 @@ def _failures(doc) -> dict[str, int]:
     return total
 
 
+#: Runs of a test whose fault touches a share of the connections. A share can miss every
+#: connection of one run (a 0.2 stall met none of an sfmw read's in one CI run of many); such
+#: a run tests nothing, so it is made again. Three misses in a row fail the test, as a fault
+#: the run met but did not count would.
+ATTEMPTS = 3
+
+
+def _until_met(attempt: Callable[[], tuple[Any, list]], cause: str) -> tuple[Any, list]:
+    """`attempt()` (done, docs) again while it completed with no `cause` counted."""
+    for _ in range(ATTEMPTS - 1):
+        done, docs = attempt()
+        if done.returncode != 0 or not docs or _failures(docs[-1]).get(cause, 0) > 0:
+            return done, docs
+        print(f"the fault met no connection ({_failures(docs[-1])}): running again")
+    return attempt()
+
+
 def _left_behind(server, prefix) -> list[str]:
     """Objects, open multipart uploads and uncommitted blobs under `prefix`."""
     if server.url().startswith("s3://"):
@@ -202,9 +220,9 @@ def test_resets_on_some_connections_are_retried_and_counted(server, pattern, tmp
     # (no pooling), so every run meets several resets.
     reset = {**_lossy("reset"), "toxicity": 0.3}
     with servers.proxied_store(server, "lossy", toxics=[reset]) as store:
-        done, docs = _run(
-            store, f"reset-{pattern}", pattern, tmp_path, *ONE_CONNECTION_A_REQUEST, *MANY
-        )
+        done, docs = _until_met(lambda: _run(store, f"reset-{pattern}", pattern, tmp_path,
+                                             *ONE_CONNECTION_A_REQUEST, *MANY),
+                                "connection_reset")  # fmt: skip
     _completed_or_failed_cleanly(done, docs, server, f"reset-{pattern}", "connection_reset")
 
 
@@ -220,9 +238,9 @@ def test_bodies_cut_mid_way_are_retried_and_counted(server, pattern, tmp_path):
     # A third of the connections closes after 1 MiB of a 5 MiB part went up.
     cut = {**_lossy("cut"), "toxicity": 0.3, "attributes": {"bytes": MiB}}
     with servers.proxied_store(server, "lossy", toxics=[cut]) as store:
-        done, docs = _run(
-            store, f"cut-{pattern}", pattern, tmp_path, *ONE_CONNECTION_A_REQUEST, *MANY
-        )
+        done, docs = _until_met(lambda: _run(store, f"cut-{pattern}", pattern, tmp_path,
+                                             *ONE_CONNECTION_A_REQUEST, *MANY),
+                                "connection_reset")  # fmt: skip
     _completed_or_failed_cleanly(done, docs, server, f"cut-{pattern}", "connection_reset")
 
 
@@ -284,8 +302,9 @@ def test_stalled_requests_time_out_and_are_retried(server, pattern, tmp_path):
     # A fifth of the connections stall; the client's 3 s timeout ends each stalled request.
     stall = {**_lossy("stall"), "toxicity": 0.2}
     with servers.proxied_store(server, "lossy", toxics=[stall]) as store:
-        done, docs = _run(store, f"stall-{pattern}", pattern, tmp_path,
-                          *ONE_CONNECTION_A_REQUEST, *MANY, retries=STALLED)  # fmt: skip
+        done, docs = _until_met(lambda: _run(store, f"stall-{pattern}", pattern, tmp_path,
+                                             *ONE_CONNECTION_A_REQUEST, *MANY,
+                                             retries=STALLED), "timeout")  # fmt: skip
     _completed_or_failed_cleanly(done, docs, server, f"stall-{pattern}", "timeout")
 
 
@@ -397,8 +416,9 @@ def _one_error_line(done) -> str:
 def test_gcs_reads_under_resets_are_retried_and_counted(gcs, pattern, tmp_path):
     reset = {**_lossy("reset"), "toxicity": 0.3}
     prefix = f"gsreset-{pattern}"
-    done, docs = _read_through(gcs, prefix, pattern, tmp_path, [reset],
-                               *ONE_CONNECTION_A_REQUEST, *MANY)  # fmt: skip
+    done, docs = _until_met(lambda: _read_through(gcs, prefix, pattern, tmp_path, [reset],
+                                                  *ONE_CONNECTION_A_REQUEST, *MANY),
+                            "connection_reset")  # fmt: skip
     _read_completed_or_failed_cleanly(done, docs, prefix, "connection_reset")
 
 
@@ -426,8 +446,9 @@ def test_gcs_gets_cut_mid_body_are_resumed_counted_and_verified(gcs, pattern, tm
 def test_gcs_stalled_reads_time_out_and_are_retried(gcs, pattern, tmp_path):
     stall = {**_lossy("stall"), "toxicity": 0.2}
     prefix = f"gsstall-{pattern}"
-    done, docs = _read_through(gcs, prefix, pattern, tmp_path, [stall],
-                               *ONE_CONNECTION_A_REQUEST, *MANY, retries=STALLED)  # fmt: skip
+    done, docs = _until_met(lambda: _read_through(gcs, prefix, pattern, tmp_path, [stall],
+                                                  *ONE_CONNECTION_A_REQUEST, *MANY,
+                                                  retries=STALLED), "timeout")  # fmt: skip
     _read_completed_or_failed_cleanly(done, docs, prefix, "timeout")
 
 
