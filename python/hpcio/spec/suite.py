@@ -41,7 +41,7 @@ SUITE_KEYS = ("name", "description", "reference")
 TOP_KEYS = ("suite", "target", "grid", "scale", "case", "object_store")
 
 
-def run_options(workloads: Sequence[Workload] | None = None) -> dict[str, Option]:
+def run_options(workloads: Sequence[registry.Entry] | None = None) -> dict[str, Option]:
     """Suite key -> option, for every setting a suite may give (the axes aside): the common
     settings and every option the params of `workloads` (the patterns) declare, as `hpcio
     run` takes them."""
