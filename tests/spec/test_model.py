@@ -66,7 +66,7 @@ def test_unknown_workload_lists_the_known_ones():
 
 
 def test_params_of_another_workload_are_refused():
-    run = dataclasses.replace(spec("sfmr"), workload=registry.WORKLOADS["mfmw"])
+    run = dataclasses.replace(spec("sfmr"), workload=registry.get("mfmw"))
     with pytest.raises(SpecError, match="mfmw takes FilePerRankParams parameters"):
         run.validate()
 
@@ -217,6 +217,6 @@ def test_a_run_crosses_ranks_holding_the_registrys_workload():
 
     run = spec("mfmw")
     again = pickle.loads(pickle.dumps(run))
-    assert again.workload is registry.WORKLOADS["mfmw"]
+    assert again.workload is registry.get("mfmw")
     assert again == run
     assert again.to_dict()["workload"] == "mfmw"

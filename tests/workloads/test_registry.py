@@ -26,13 +26,30 @@ def test_every_workload_by_name_and_family():
     assert registry.names("profile") == list(storage.PROFILES)
     assert registry.names("iozone") == ["iozone"]
     assert registry.names()[:11] == [*PATTERNS, *storage.PROFILES, "iozone"]
-    assert set(registry.names()) == set(registry.WORKLOADS)
+    assert set(registry.names()) == set(registry.ENTRIES)
     for name in registry.names():
         assert registry.get(name).name == name
     assert registry.family_of("streaming") == "profile"
     assert registry.family_of("a-newer-hpcio-s") == ""
     assert registry.label("a-newer-hpcio-s", {}) == "a-newer-hpcio-s"
     assert registry.label("iozone", {"test": "random read"}) == "iozone random read"
+
+
+@pytest.mark.parametrize("name", registry.names())
+def test_each_entry_says_what_its_workload_says(name):
+    # The option path reads the entry without importing the workload: they must agree.
+    entry, workload = registry.ENTRIES[name], registry.get(name)
+    assert (entry.family, entry.params, entry.runs_alone, entry.in_suites) == (
+        workload.family,
+        workload.params,
+        workload.runs_alone,
+        workload.in_suites,
+    )
+    assert registry.get(name) is workload
+
+
+def test_a_flag_means_one_field_across_every_workload():
+    registry.check_flags()
 
 
 @pytest.mark.parametrize(

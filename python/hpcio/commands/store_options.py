@@ -8,7 +8,6 @@ import argparse
 from collections.abc import Sequence
 
 from hpcio.errors import SpecError
-from hpcio.runner import launch
 
 
 def add_store_option_argument(p: argparse.ArgumentParser) -> None:
@@ -41,4 +40,7 @@ def store_options(pairs: Sequence[str]) -> dict[str, str]:
                 "not shown, as it may hold a secret)"
             )
         options[key.strip()] = value
+    # Imported here: the launcher brings the engine and numpy, which parsing needs not.
+    from hpcio.runner import launch
+
     return {**launch.inherited_store_options(), **options}

@@ -22,7 +22,6 @@ from hpcio.commands.run import (
 from hpcio.spec.model import RunSpec
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import registry
-from hpcio.workloads.contract import Workload
 from hpcio.workloads.training import bert, cosmoflow, resnet50, unet3d
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ _TRAININGS = {
 }  # fmt: skip
 
 
-def _workloads() -> list[Workload]:
+def _workloads() -> list[registry.Entry]:
     """The registered training workloads `hpcio train` runs, in the order of WORKLOADS."""
     return [w for w in registry.of_family("training") if w.name in WORKLOADS.values()]
 
@@ -82,7 +81,7 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
     Raises:
         SpecError: an option of the other command, or a value unet3d refuses.
     """
-    workload = next(w for w in _workloads() if w.name == WORKLOADS[args.name])
+    workload = registry.get(WORKLOADS[args.name])
     every = registry.options(_workloads())
     given = spec_options.values(args, every)
     settings = {
@@ -116,7 +115,7 @@ def _from_dlio_config(args: argparse.Namespace) -> dict[str, object]:
         return {}
     from hpcio.workloads.training import dlio_config
 
-    workload = next(w for w in _workloads() if w.name == WORKLOADS[args.name])
+    workload = registry.get(WORKLOADS[args.name])
     found = dlio_config.settings(args.dlio_config, workload.params.MODEL)
     if args.name not in _TRAININGS:  # a datagen takes what shapes the data set
         datagen = {o.field for o in registry.options([workload])}

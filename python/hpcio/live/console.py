@@ -88,7 +88,7 @@ def first_byte(
 
 
 def summary(doc: ResultDocument) -> str:
-    workload = registry.WORKLOADS.get(doc.workload)
+    workload = registry.found(doc.workload)
     bandwidths = workload is None or workload.shows_bandwidth
     lines = []
     if bandwidths:

@@ -94,7 +94,7 @@ def profile_run(
         rwmix_read_pct=rwmix_read_pct,
     )
     return RunSpec(
-        workload=registry.WORKLOADS[profile.name],
+        workload=registry.get(profile.name),
         params=params,
         target=target,
         ranks=ranks,
@@ -156,7 +156,7 @@ def iozone_runs(
                 )
                 runs.append(
                     RunSpec(
-                        workload=registry.WORKLOADS[Iozone.name],
+                        workload=registry.get(Iozone.name),
                         params=params,
                         target=target,
                         ranks=ranks,
@@ -198,7 +198,7 @@ def checkpoint_runs(
     params = FilePerRankParams(
         size_per_rank_bytes=shard, transfer_bytes=transfer, in_flight=in_flight, reorder=reorder
     )
-    workload = registry.WORKLOADS[model.name]
+    workload = registry.get(model.name)
     save = RunSpec(
         workload=workload, params=params, target=target, ranks=ranks, iterations=SAVES,
         phases=("write",), fsync=not target.is_object_store, keep=True, seed=seed,

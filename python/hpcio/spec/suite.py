@@ -14,6 +14,7 @@ less than S3's 5 MiB minimum part per rank) is left out on that target, and the 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -41,7 +42,7 @@ SUITE_KEYS = ("name", "description", "reference")
 TOP_KEYS = ("suite", "target", "grid", "scale", "case", "object_store")
 
 
-def run_options(workloads: Sequence[Workload] | None = None) -> dict[str, Option]:
+def run_options(workloads: Sequence[registry.Entry] | None = None) -> dict[str, Option]:
     """Suite key -> option, for every setting a suite may give (the axes aside): the common
     settings and every option the params of `workloads` (the patterns) declare, as `hpcio
     run` takes them."""
@@ -55,12 +56,25 @@ def run_options(workloads: Sequence[Workload] | None = None) -> dict[str, Option
 
 #: The patterns' options and the common settings.
 RUN_OPTIONS = run_options()
-#: Those, and the options of the other workloads `hpcio run --workload` runs (the grid's
-#: `workloads` axis names them).
-SUITE_OPTIONS = {**RUN_OPTIONS, **run_options(registry.in_suites())}
-GRID_KEYS = (*AXES, *SUITE_OPTIONS)
-TARGET_KEYS = ("url", "options", "cases", *SUITE_OPTIONS)
-CASE_KEYS = ("name", *SUITE_OPTIONS)
+
+
+@functools.cache
+def suite_options() -> dict[str, Option]:
+    """RUN_OPTIONS, and the options of the other workloads a suite's grid may name (its
+    `workloads` axis): read when a suite is, as they import the training workloads' params."""
+    return {**RUN_OPTIONS, **run_options(registry.in_suites())}
+
+
+def _grid_keys() -> tuple[str, ...]:
+    return (*AXES, *suite_options())
+
+
+def _target_keys() -> tuple[str, ...]:
+    return ("url", "options", "cases", *suite_options())
+
+
+def _case_keys() -> tuple[str, ...]:
+    return ("name", *suite_options())
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,12 +154,12 @@ def load_suite(
     name = about.get("name") or os.path.splitext(os.path.basename(toml.path))[0]
 
     grid_table = dict(_table(toml, data, ("grid",), required=True))
-    toml.check_keys(grid_table, ("grid",), GRID_KEYS)
+    toml.check_keys(grid_table, ("grid",), _grid_keys())
     grid_where: dict[str, tomlfile.KeyPath] = {k: ("grid", k) for k in grid_table}
     scales = _table(toml, data, ("scale",), required=False)
     for scale_name in scales:
         table = _table(toml, scales, ("scale", scale_name), required=True)
-        toml.check_keys(table, ("scale", scale_name), GRID_KEYS)
+        toml.check_keys(table, ("scale", scale_name), _grid_keys())
     if scale is not None:
         if scale not in scales:
             defined = ", ".join(scales) if scales else "none"
@@ -188,7 +202,7 @@ def load_suite(
 
     _refuse_unused(toml, grid_options, grid_where, workloads, "workloads" in grid_table)
     for case in cases:
-        where = {key: (*case.where, key) for key in CASE_KEYS}
+        where = {key: (*case.where, key) for key in _case_keys()}
         _refuse_unused(toml, case.options, where, workloads, "workloads" in grid_table)
     points: list[RunSpec] = []
     for ranks in rank_counts:
@@ -221,7 +235,7 @@ def _with_object_store_options(
     """Each object-store target with the suite's [object_store] run options under its own
     (a suite written for a directory gives S3 the parts it accepts)."""
     table = _table(toml, data, ("object_store",), required=False)
-    toml.check_keys(table, ("object_store",), tuple(SUITE_OPTIONS))
+    toml.check_keys(table, ("object_store",), tuple(suite_options()))
     options = _Reader(toml, table, {k: ("object_store", k) for k in table}).run_options()
     return [
         dataclasses.replace(t, options={**options, **t.options}) if t.spec.is_object_store else t
@@ -326,7 +340,7 @@ def _listed_options(read: _Reader, grid_table: Mapping[str, Any]) -> list[dict[s
     axes = []
     for key in LISTED_OPTIONS:
         if key in grid_table:
-            opt = SUITE_OPTIONS[key]
+            opt = suite_options()[key]
             axes.append([(opt.field, value) for value in read.axis(key, opt.kind.convert)])
     return [dict(combination) for combination in itertools.product(*axes)]
 
@@ -350,7 +364,7 @@ def _cases(toml: tomlfile.TomlFile, data: Mapping[str, Any]) -> list[_Case]:
     found: list[_Case] = []
     for index, entry in enumerate(entries):
         where: tomlfile.KeyPath = ("case", index)
-        toml.check_keys(entry, where, CASE_KEYS)
+        toml.check_keys(entry, where, _case_keys())
         name = entry.get("name")
         if not isinstance(name, str) or not name:
             raise toml.error(where, "[[case]] needs a 'name' (a string)")
@@ -371,7 +385,7 @@ def _refuse_case_axes(
 ) -> None:
     """A case sets what the grid leaves open: an option the grid also sets or lists would make
     the file say two things about one point."""
-    for key, opt in SUITE_OPTIONS.items():
+    for key, opt in suite_options().items():
         if opt.field in case.options and (
             opt.field in grid_options or any(opt.field in c for c in listed)
         ):
@@ -388,7 +402,7 @@ def _refuse_listed_per_target(
 ) -> None:
     """A target may not set what the grid lists: its points would repeat one another."""
     for key in LISTED_OPTIONS:
-        field = SUITE_OPTIONS[key].field
+        field = suite_options()[key].field
         if field in target_options and len({str(c.get(field)) for c in listed}) > 1:
             raise toml.error(
                 (*target_path, key),
@@ -405,7 +419,7 @@ def _refuse_unused(
 ) -> None:
     """A params option in [grid] that none of its workloads declares is a mistake (named by
     the patterns alone when the grid names patterns alone)."""
-    for opt in SUITE_OPTIONS.values():
+    for opt in suite_options().values():
         if opt.field not in options or any(o.field == opt.field for o in COMMON_OPTIONS):
             continue
         if not any(w.takes(opt.field) for w in workloads):
@@ -444,7 +458,7 @@ def _targets(
     found = []
     for index, entry in enumerate(entries):
         where: tomlfile.KeyPath = ("target", index)
-        toml.check_keys(entry, where, TARGET_KEYS)
+        toml.check_keys(entry, where, _target_keys())
         if "url" not in entry:
             raise toml.error(where, "[[target]] needs a 'url'")
         url = _string(entry["url"])
@@ -527,7 +541,7 @@ class _Reader:
         """The run options this table sets, by field (of RunSpec or a workload's params),
         but the keys in `skip` (read as axes)."""
         options = {}
-        for key, opt in SUITE_OPTIONS.items():
+        for key, opt in suite_options().items():
             if key in self._table and key not in skip:
                 options[opt.field] = self._convert(
                     key, self._where[key], opt.kind.convert, self._table[key]

@@ -33,7 +33,7 @@ def point_key(run_record: dict[str, Any]) -> str:
     from hpcio.workloads import registry
 
     ignored = {o.field for o in COMMON_OPTIONS if not o.measures}
-    known = registry.WORKLOADS.get(str(run_record.get("workload")))
+    known = registry.found(str(run_record.get("workload")))
     if known is not None:
         ignored |= {o.field for o in declared(known.params) if not o.measures}
     record = {k: v for k, v in run_record.items() if k not in ignored}

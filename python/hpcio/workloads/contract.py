@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hpcio.errors import SpecError
 from hpcio.options import declared
 from hpcio.units import format_bytes
-from hpcio.workloads.plans import Plan
 
 if TYPE_CHECKING:
     from hpcio import _engine
     from hpcio.results.schema import PhaseFigures
     from hpcio.spec.model import RunSpec
+    from hpcio.workloads.plans import Plan
 
 
 class Phase(enum.StrEnum):
@@ -275,7 +275,7 @@ class Workload:
         # registry's own object (and specs built on two ranks compare equal).
         from hpcio.workloads import registry
 
-        if registry.WORKLOADS.get(self.name) is self:
+        if registry.found(self.name) is self:
             return (_registered, (self.name,))
         return super().__reduce_ex__(protocol)
 
@@ -419,7 +419,7 @@ def _registered(name: str) -> Workload:
     """The registered workload `name` (a workload unpickled on another rank)."""
     from hpcio.workloads import registry
 
-    return registry.WORKLOADS[name]
+    return registry.get(name)
 
 
 def size_hint(size: int) -> str:

@@ -8,10 +8,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hpcio.options import POSITIVE, SIZE, choice, option
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import (
     Body,
@@ -24,6 +22,7 @@ from hpcio.workloads.contract import (
     Workload,
     Written,
 )
+from hpcio.workloads.listing_params import ListingParams
 from hpcio.workloads.native import _engine
 from hpcio.workloads.plans import Op, PlanBuilder, Runs
 
@@ -33,40 +32,6 @@ if TYPE_CHECKING:
 _PREFIX = "hpcio-list-"
 _KEY = re.compile(r"hpcio-list-rank([0-9]{6,})-file[0-9]{6,}\.dat")
 _NS = 1e9
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListingParams:
-    """--files-per-rank, --file-size and --in-flight are the patterns' and python-files'
-    options (one flag, one field), with their defaults, so `hpcio run --help` holds for all."""
-
-    lister: str = option(
-        "--lister",
-        kind=choice("every", "rank0"),
-        default="every",
-        help="listing: every rank lists the target (and stats each file on POSIX) before "
-        "reading (every), or rank 0 alone does and broadcasts the listing (rank0)",
-    )
-    files_per_rank: int = option(
-        "--files-per-rank",
-        kind=POSITIVE,
-        default=1,
-        metavar="K",
-        help="K files or objects per rank, all in flight together (fio's nrfiles)",
-    )
-    file_size_bytes: int = option(
-        "--file-size",
-        kind=SIZE,
-        unit="bytes",
-        default=1 << 20,
-        help="bytes in each file (python-files, listing; listing moves each in one transfer)",
-    )
-    in_flight: int = option(
-        "--in-flight",
-        kind=POSITIVE,
-        default=1,
-        help="transfers (parts, GETs) in flight per rank (--concurrency is the same option)",
-    )
 
 
 def file_key(rank: int, index: int) -> str:

@@ -24,13 +24,11 @@ import functools
 import importlib.util
 import math
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hpcio.errors import SpecError
-from hpcio.options import FLAG, SIZE, option
 from hpcio.units import format_bytes
 from hpcio.workloads import striping
 from hpcio.workloads.apis.library_walk import mpi_info
@@ -45,6 +43,7 @@ from hpcio.workloads.contract import (
     Workload,
 )
 from hpcio.workloads.native import _engine
+from hpcio.workloads.netcdf_params import ParallelParams, SpokespersonParams
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
@@ -61,30 +60,6 @@ FILE_OVERHEAD_BYTES = 1 << 20
 #: Rank 0 -> a rank of read_distribute: the read failed, a message instead of data follows.
 _DATA, _ABORT = 1, 2
 _ERRORS = (OSError, RuntimeError, ValueError)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NetcdfParams:
-    size_per_rank_bytes: int = option(
-        "--size-per-rank", kind=SIZE, unit="bytes", key="size_per_rank",
-        help="bytes each rank writes (256MiB)",
-    )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SpokespersonParams(NetcdfParams):
-    gather_chunk_bytes: int = option(
-        "--gather-chunk", kind=SIZE, unit="bytes", default=64 << 20, measures=False,
-        help="sfsw, collect_and_write, read_distribute: bytes per message to or from rank 0",
-    )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ParallelParams(NetcdfParams):
-    collective: bool = option(
-        "--collective", kind=FLAG, default=False,
-        help="collective transfers (allwrite, allread: NetCDF's collective mode)",
-    )  # fmt: skip
 
 
 def columns(run: RunSpec) -> int:

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hpcio.errors import SpecError
-from hpcio.options import POSITIVE, SIZE, option
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import (
     Body,
@@ -25,24 +23,12 @@ from hpcio.workloads.contract import (
     Workload,
 )
 from hpcio.workloads.native import _engine
+from hpcio.workloads.python_files_params import PythonFilesParams
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
 
 _KEY = re.compile(r"hpcio-py-rank[0-9]{6,}-file[0-9]{6,}\.dat")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PythonFilesParams:
-    files: int = option("--files", kind=POSITIVE, default=4, help="python-files: files per rank")
-    file_size_bytes: int = option(
-        "--file-size", kind=SIZE, unit="bytes", default=1 << 20,
-        help="python-files, listing: bytes in each file",
-    )  # fmt: skip
-    block_bytes: int = option(
-        "--block", kind=SIZE, unit="bytes", default=256 << 10,
-        help="python-files: bytes per os.pwrite / os.pread call",
-    )  # fmt: skip
 
 
 def file_key(rank: int, index: int) -> str:

@@ -1,9 +1,2 @@
-"""The five patterns of DESIGN.md."""
-
-from hpcio.workloads.patterns.mfmr import Mfmr
-from hpcio.workloads.patterns.mfmw import Mfmw
-from hpcio.workloads.patterns.sfmr import Sfmr
-from hpcio.workloads.patterns.sfmw import Sfmw
-from hpcio.workloads.patterns.sfsw import Sfsw
-
-__all__ = ["Mfmr", "Mfmw", "Sfmr", "Sfmw", "Sfsw"]
+"""The five patterns of DESIGN.md: one module each (sfsw, sfmw, mfmw, sfmr, mfmr), their params
+in params.py. Nothing is imported here: the option path imports params.py alone."""

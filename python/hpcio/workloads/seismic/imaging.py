@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hpcio.errors import SpecError
-from hpcio.options import SIZE, option
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import (
     Body,
@@ -36,6 +35,7 @@ from hpcio.workloads.native import _engine
 from hpcio.workloads.seismic import stores, velocity
 from hpcio.workloads.seismic import volume as volumes
 from hpcio.workloads.seismic.libraries import compressors, count_requests, timed
+from hpcio.workloads.seismic.params import ImagingParams
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
@@ -44,14 +44,6 @@ _EXTENSIONS = {"segy": "segy", "hdf5": "h5", "zarr": "zarr"}
 _KEY = re.compile(r"hpcio-(shot|image)-rank[0-9]{6,}\.(segy|h5|zarr(/[A-Za-z0-9._/-]+)?)")
 #: Traces per zarr chunk of a shot or image array: about 8 MiB.
 _CHUNK_BYTES = 8 << 20
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ImagingParams(volumes.VolumeParams):
-    shot_bytes: int = option("--shot-size", kind=SIZE, unit="bytes", default=100 << 20,
-                             help="imaging: the shot file each rank reads")  # fmt: skip
-    image_bytes: int = option("--image-size", kind=SIZE, unit="bytes", default=300 << 20,
-                              help="imaging: the image cube each rank writes")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

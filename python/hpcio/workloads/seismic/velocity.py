@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-DATA = ("velocity", "random")
+from hpcio.workloads.seismic.params import DATA as DATA
+
 V_MIN, V_MAX = 1500.0, 4500.0
 LAYERS = 6
 #: Bytes a float32 sample takes.

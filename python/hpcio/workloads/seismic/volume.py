@@ -7,11 +7,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hpcio.errors import SpecError
-from hpcio.options import FLAG, Kind, choice, option
 from hpcio.units import format_bytes
 from hpcio.workloads.contract import (
     Body,
@@ -26,66 +24,15 @@ from hpcio.workloads.contract import (
 )
 from hpcio.workloads.seismic import layout as layouts
 from hpcio.workloads.seismic import stores
-from hpcio.workloads.seismic.velocity import DATA, SAMPLE_BYTES
+from hpcio.workloads.seismic.params import VolumeParams, shape_text
+from hpcio.workloads.seismic.velocity import SAMPLE_BYTES
 
 if TYPE_CHECKING:
     from hpcio.spec.model import RunSpec
 
-LIBRARIES = ("segy", "hdf5", "zarr")
-COMPRESSIONS = ("none", "blosc")
 #: The file (SEG-Y, HDF5) or the array's root (zarr) under the target.
 VOLUME_KEYS = {"segy": "hpcio-volume.segy", "hdf5": "hpcio-volume.h5", "zarr": "hpcio-volume.zarr"}
 _KEY = re.compile(r"hpcio-volume\.(segy|h5|zarr(/[A-Za-z0-9._/-]+)?)")
-
-
-def _shape(value: Any) -> tuple[int, int, int]:
-    """A shape "1000x1000x500" (a suite may give [1000, 1000, 500]) -> three sizes of at least 1."""
-    parts = value.split("x") if isinstance(value, str) else value
-    if not isinstance(parts, list | tuple) or len(parts) != 3:
-        raise ValueError(f"must be three sizes such as 1000x1000x500, got {value!r}")
-    try:
-        sizes = tuple(int(p) for p in parts)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"must be three whole numbers such as 1000x1000x500, got {value!r}"
-        ) from None
-    if min(sizes) < 1 or any(isinstance(p, bool) for p in parts):
-        raise ValueError(f"sizes must be at least 1, got {value!r}")
-    return sizes  # type: ignore[return-value]
-
-
-SHAPE = Kind("shape", _shape)
-
-
-def shape_text(shape: Sequence[int]) -> str:
-    return "x".join(str(s) for s in shape)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VolumeParams:
-    volume: tuple[int, int, int] = option(
-        "--volume", kind=SHAPE, default=(256, 256, 256), metavar="NXxNYxNZ",
-        help="volume, imaging: the velocity volume, x*y traces of z float32 samples",
-    )  # fmt: skip
-    library: str = option("--library", kind=choice(*LIBRARIES), default="zarr",
-                          help="volume, imaging: the I/O library")  # fmt: skip
-    compression: str = option(
-        "--compression", kind=choice(*COMPRESSIONS), default="none",
-        help="volume, imaging: zarr's codec: none, or blosc (zstd with byte shuffle)",
-    )  # fmt: skip
-    chunk: tuple[int, int, int] | None = option(
-        "--chunk", kind=SHAPE, default=None, metavar="AxBxC",
-        help="volume, imaging: zarr's chunk shape, dividing the volume (default: whole traces, "
-        "about 8 MiB)",
-    )  # fmt: skip
-    data: str = option(
-        "--data", kind=choice(*DATA), default="velocity",
-        help="volume, imaging: a layered velocity model (compresses), or random (does not)",
-    )  # fmt: skip
-    collective: bool = option(
-        "--collective", kind=FLAG, default=False,
-        help="mpiio, hdf5: collective calls instead of independent ones",
-    )  # fmt: skip
 
 
 def layout_of(run: RunSpec) -> layouts.Layout:
