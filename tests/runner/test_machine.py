@@ -89,6 +89,33 @@ def test_software_without_probing_starts_nothing_and_names_versions():
     assert not facts["imported"] and "parallel" not in facts["libraries"]["netCDF4"]
 
 
+def _start_mpi_in_a_child(code: str, **environ: str) -> dict:
+    """MPI started by `code` (which binds MPI) in a child; LD_DEBUG=files names on stderr
+    every library the dynamic loader maps, also those MPI unloads again."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_MCA_")}
+    report = (
+        "; import json, os; print(json.dumps({'size': MPI.COMM_WORLD.Get_size(), "
+        "'mca': {k: v for k, v in os.environ.items() if k.startswith('OMPI_MCA_')}}))"
+    )
+    environ = {**base, **environ, "LD_DEBUG": "files"}
+    done = subprocess.run([sys.executable, "-c", code + report], capture_output=True,
+                          text=True, check=True, env=environ)  # fmt: skip
+    return {**json.loads(done.stdout.splitlines()[-1]), "psm2": "libpsm2" in done.stderr}
+
+
+def test_a_process_no_launcher_started_starts_mpi_alone_and_passes_nothing_on():
+    # A world of one starts MPI without Open MPI's helper daemon and without the PSM2 MTL,
+    # whose library sleeps in its constructor; the settings are for that start only, so a
+    # job the process launches later gets the user's environment as it was.
+    quick = "from hpcio.runner import world; MPI = world.import_mpi()"
+    assert _start_mpi_in_a_child(quick) == {"size": 1, "psm2": False, "mca": {}}
+    # A user's own setting is theirs: kept, and left in the environment.
+    mine = _start_mpi_in_a_child(quick, OMPI_MCA_ess_singleton_isolated="0")
+    assert mine["mca"] == {"OMPI_MCA_ess_singleton_isolated": "0"}
+    if not _start_mpi_in_a_child("from mpi4py import MPI")["psm2"]:
+        pytest.skip("this Open MPI loads no libpsm2 (nothing was left out)")
+
+
 def test_hpcio_env_as_json(hpcio_process, tmp_path):
     done = hpcio_process("env", "--format", "json", "--target", f"file://{tmp_path}")
     assert done.returncode == 0, done.stderr

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from hpcio import _engine
 from hpcio.kinds import Setting
-from hpcio.runner import ceiling
+from hpcio.runner import ceiling, world
 from hpcio.workloads import striping
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def mpi_library() -> dict[str, Any]:
     """The MPI library mpi4py was built with and loaded (its own words' first line)."""
     try:
         mpi4py_version = importlib.metadata.version("mpi4py")
-        from mpi4py import MPI
+        MPI = world.import_mpi()  # noqa: N806 (the module's own name)
     except (ImportError, importlib.metadata.PackageNotFoundError) as e:
         return {"library": None, "error": str(e)}
     said = MPI.Get_library_version().replace("\x00", "").strip()
