@@ -19,6 +19,7 @@ reader's, and the readers lay out the file with their writer's write, untimed.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib.util
@@ -31,6 +32,7 @@ import numpy as np
 from hpcio.errors import SpecError
 from hpcio.units import format_bytes
 from hpcio.workloads import striping
+from hpcio.workloads.apis.detach import detach
 from hpcio.workloads.apis.library_walk import mpi_info
 from hpcio.workloads.contract import (
     Body,
@@ -318,15 +320,17 @@ def _collect_and_write(context: Context) -> None:
                 except _ERRORS as e:
                     failure = f"write {KEY}: {e}"
     context.metrics["gather_wait_s"] = waited / 1e9
-    if handle is not None:
+    if handle is not None and failure is not None:
+        _abandon(handle, path)
+    elif handle is not None:
         try:
-            if failure is None and run.fsync:
+            if run.fsync:
                 _sync(context, handle, path)
             start = clock()
             handle.close()
             recorder.record("close", start, clock(), file=KEY)
         except _ERRORS as e:
-            failure = failure or f"close {KEY}: {e}"
+            failure = f"close {KEY}: {e}"
     if failure is not None:
         raise OSError(f"netcdf {failure}")
 
@@ -378,6 +382,8 @@ def _read_distribute(context: Context) -> None:
 
 
 def _allwrite(context: Context, hints: tuple[str, ...]) -> None:
+    from mpi4py import MPI
+
     run, rank, recorder, clock = context.run, context.who.rank, context.recorder, _engine.clock_ns
     comm = context.communicator()
     slab = _made_slab(run, rank)
@@ -385,27 +391,49 @@ def _allwrite(context: Context, hints: tuple[str, ...]) -> None:
     path = context.path(KEY)
     info = mpi_info(hints)
     comm.Barrier()  # every slab made before any rank's clock starts
-    what = "create"
     try:
         start = clock()
         handle, variable = _create(path, run, parallel=True, comm=comm, info=info)
         variable.set_collective(run.params.collective)
         recorder.record("open", start, clock(), file=KEY)
-        what = "write"
+    except _ERRORS as e:
+        info.Free()
+        raise OSError(f"netcdf create {KEY}: {e}") from None
+    failure: str | None = None
+    what = "write"
+    try:
         start = clock()
         variable[rank * rows : (rank + 1) * rows, :] = slab
         recorder.record("write", start, clock(), slab.nbytes, file=KEY)
         if run.fsync:
             what = "sync"
             _sync(context, handle, path)
-        what = "close"
-        start = clock()
-        handle.close()
-        recorder.record("close", start, clock(), file=KEY)
     except _ERRORS as e:
-        raise OSError(f"netcdf {what} {KEY}: {e}") from None
+        failure = f"{what} {KEY}: {e}"
+    try:
+        start = clock()
+        # Whether any rank failed, asked of all before the close: after another rank's error
+        # on a full disk this rank's close would fail half-way too (apis/detach.py).
+        if comm.allreduce(int(failure is not None), op=MPI.MAX):
+            _abandon(handle, path)  # a rank that did not fail returns: the phase fails there
+        else:
+            handle.close()
+            recorder.record("close", start, clock(), file=KEY)
+    except _ERRORS as e:
+        failure = f"close {KEY}: {e}"
     finally:
         info.Free()
+    if failure is not None:
+        raise OSError(f"netcdf {failure}")
+
+
+def _abandon(handle: Any, path: str) -> None:
+    """Close a file this run wrote after an error, ignoring the close's: left open, netCDF
+    closes it when the handle is collected. It is detached from its storage first (see
+    apis.detach.detach)."""
+    detach(path)
+    with contextlib.suppress(*_ERRORS):
+        handle.close()
 
 
 def _allread(context: Context, hints: tuple[str, ...]) -> None:

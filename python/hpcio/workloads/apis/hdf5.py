@@ -5,13 +5,12 @@ contiguous dataset or a chunked one (--chunk-size). The dataset is made without 
 
 from __future__ import annotations
 
-import contextlib
-import os
 from typing import Any
 
 import numpy as np
 
 from hpcio.workloads.apis import loaded
+from hpcio.workloads.apis.detach import detach
 from hpcio.workloads.apis.library_walk import VARIABLE
 from hpcio.workloads.native import _engine
 
@@ -138,12 +137,9 @@ class Hdf5File:
 
     def abandon(self) -> None:
         """Close the file after an error; the run has failed and the files it wrote go. Such a
-        file is emptied first: on a full disk HDF5's close cannot write its metadata, and a
-        file whose close failed half-way crashes HDF5 when h5py closes it again
-        (H5F__close_cb)."""
+        file is detached from its storage first (see detach.detach)."""
         if self._path is not None:
-            with contextlib.suppress(OSError):
-                os.truncate(self._path, 0)
+            detach(self._path)
         self.close()
 
     def hints_in_effect(self, hints: tuple[str, ...]) -> str | None:

@@ -224,8 +224,8 @@ def _run(walk: _Walk, context: Context) -> None:
         assert row is not None  # a row's call failed
         if layout.shared and layout.collective:
             remaining = itertools.chain(pending, (s for r in plan_rows for s in _steps(r)))
-            _keep_step(calls.files, remaining, plan, layout, context, comm, info)
-        _abandon(calls.library, calls.files)
+            _keep_step(calls, remaining)
+        _abandon(calls)
         raise OSError(f"{layout.api} {Op(row[0]).name.lower()} {plan.keys[row[1]]}: {e}") from None
     if layout.hints:
         info.Free()
@@ -243,6 +243,8 @@ class _Calls:
         self.walk, self.context, self.comm, self.info = walk, context, comm, info
         self.library = apis.library(walk.layout.api)
         self.files: dict[int, Any] = {}
+        #: Shared files open for writing whose closes the ranks agree on (`abandoned`).
+        self.agreeing: set[int] = set()
         #: Calls of the last row `row` made that succeeded.
         self.row_done = 0
         # Writes go from a buffer the engine re-stamps (bytes that are already the payload
@@ -263,6 +265,8 @@ class _Calls:
                 size=size, chunk=layout.chunk_bytes, collective=layout.collective,
             )  # fmt: skip
             recorder.record("open", start, clock(), file=key)
+            if op == Op.OPEN_WRITE and layout.shared and hasattr(files[index], "abandon"):
+                self.agreeing.add(index)
             if layout.hints and "mpiio_hints_in_effect" not in context.metrics:
                 held = files[index].hints_in_effect(layout.hints)
                 if held is not None:
@@ -283,8 +287,33 @@ class _Calls:
             files[index].sync()
             recorder.record("sync", start, clock(), file=key)
         elif op == Op.CLOSE:
+            if self.abandoned(index, failed=False):
+                # Another rank's call failed: the phase fails there.
+                self.abandon(index)
+                return
             files.pop(index).close()
             recorder.record("close", start, clock(), file=key)
+
+    def abandoned(self, index: int, failed: bool) -> bool:
+        """Whether shared file `index` is to be abandoned, not closed: asked of every rank
+        together before a shared written file's close (one allreduce; a rank's own files and
+        files only read need none), True if a call on it failed on any rank. On a full disk a
+        rank whose own calls succeeded fails in the close as the others do, half-way, and the
+        next call on that file kills the rank (apis/detach.py)."""
+        if index not in self.agreeing:
+            return failed
+        from mpi4py import MPI
+
+        self.agreeing.discard(index)
+        return bool(self.comm.allreduce(int(failed), op=MPI.MAX))
+
+    def abandon(self, index: int) -> None:
+        """Close file `index` after an error, ignoring the library's: left open, the library
+        closes it when Python exits, after MPI has finalized (h5py's tracebacks and an MPI
+        abort). A library that can abandons it (detaches a written file from its storage)."""
+        opened = self.files.pop(index)
+        with contextlib.suppress(self.library.Error):
+            getattr(opened, "abandon", opened.close)()
 
     def row(self, row: Row) -> None:
         """A row's reads or writes, one after the other, with nothing between two calls but
@@ -351,23 +380,23 @@ class _Calls:
             )  # fmt: skip
 
 
-def _keep_step(
-    files: dict[int, Any], steps: Iterator[Step], plan: Plan,
-    layout: Layout, context: Context, comm: Any, info: Any,
-) -> None:  # fmt: skip
+def _keep_step(calls: _Calls, steps: Iterator[Step]) -> None:
     """After an error on a shared file in collective mode, make the rest of the plan's calls
     with nothing to move, their errors ignored: a library's collective error can be this
     rank's alone (HDF5's is), and the other ranks wait for this one in the next collective
-    call."""
-    library = apis.library(layout.api)
+    call. Its files are abandoned, not closed."""
+    files, library, plan, layout = calls.files, calls.library, calls.walk.plan, calls.walk.layout
     empty = np.empty(0, np.uint8)
     for op, index, offset, _, _ in steps:
         try:
             if op in (Op.OPEN_WRITE, Op.OPEN_READ):
                 files[index] = library.open_file(
-                    context.path(plan.keys[index]), comm, info, create=op == Op.OPEN_WRITE,
-                    size=layout.shared_bytes, chunk=layout.chunk_bytes, collective=True,
+                    calls.context.path(plan.keys[index]), calls.comm, calls.info,
+                    create=op == Op.OPEN_WRITE, size=layout.shared_bytes,
+                    chunk=layout.chunk_bytes, collective=True,
                 )  # fmt: skip
+                if op == Op.OPEN_WRITE and hasattr(files[index], "abandon"):
+                    calls.agreeing.add(index)
             elif index not in files:
                 continue
             elif op == Op.WRITE:
@@ -377,18 +406,17 @@ def _keep_step(
             elif op == Op.SYNC:
                 files[index].sync()
             elif op == Op.CLOSE:
-                files.pop(index).close()
+                calls.abandoned(index, failed=True)
+                calls.abandon(index)
         except library.Error:
             pass
 
 
-def _abandon(library: Any, files: dict[int, Any]) -> None:
-    """Close a rank's files after an error, ignoring theirs: left open, the library closes them
-    when Python exits, after MPI has finalized (h5py's tracebacks and an MPI abort)."""
-    for opened in files.values():
-        with contextlib.suppress(library.Error):
-            getattr(opened, "abandon", opened.close)()
-    files.clear()
+def _abandon(calls: _Calls) -> None:
+    """Abandon the files a rank still has open after an error (`_Calls.abandon`)."""
+    for index in list(calls.files):
+        calls.abandoned(index, failed=True)
+        calls.abandon(index)
 
 
 def mpi_info(hints: Sequence[str]) -> Any:

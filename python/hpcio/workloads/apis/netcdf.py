@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from hpcio.workloads.apis.detach import detach
 from hpcio.workloads.apis.library_walk import VARIABLE
 
 Error = (OSError, RuntimeError, ValueError)
@@ -68,13 +69,14 @@ def open_file(
         variable = handle.variables[VARIABLE]
     variable.set_auto_maskandscale(False)
     variable.set_collective(collective)
-    return NetcdfFile(handle, variable)
+    return NetcdfFile(handle, variable, path if create else None)
 
 
 class NetcdfFile:
-    def __init__(self, handle: Any, variable: Any) -> None:
+    def __init__(self, handle: Any, variable: Any, written: str | None) -> None:
         self._handle = handle
         self._variable = variable
+        self._written = written  # the path of a file this run writes
 
     def write(self, offset: int, data: np.ndarray) -> None:
         if not len(data):
@@ -99,6 +101,13 @@ class NetcdfFile:
         self._handle.sync()
 
     def close(self) -> None:
+        self._handle.close()
+
+    def abandon(self) -> None:
+        """Close the file after an error; the run has failed and the files it wrote go. Such a
+        file is detached from its storage first (see detach.detach)."""
+        if self._written is not None:
+            detach(self._written)
         self._handle.close()
 
     def hints_in_effect(self, hints: tuple[str, ...]) -> str | None:
