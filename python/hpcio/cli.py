@@ -28,7 +28,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HpcioError as e:
         if _is_rank0():
             print(error_line(e), file=sys.stderr)
-        return e.exit_code
+        from hpcio.runner import exit_status
+
+        return exit_status.of_rank(e.exit_code, e.every_rank)
     except BrokenPipeError:
         from hpcio.live.console import silence_stdout
 

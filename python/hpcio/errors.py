@@ -13,6 +13,12 @@ class HpcioError(Exception):
 
     exit_code = USAGE_EXIT
 
+    def __init__(self, *args: object, every_rank: bool = False) -> None:
+        super().__init__(*args)
+        #: Raised by every rank of a job alike (what rank 0 told them all): the ranks can end
+        #: without mpiexec stopping any of them (runner/exit_status.py).
+        self.every_rank = every_rank
+
 
 class SpecError(HpcioError, ValueError):
     """An option or size that cannot make a valid run."""

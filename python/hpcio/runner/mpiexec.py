@@ -11,11 +11,12 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Sequence
 
 from hpcio.errors import LaunchError
-from hpcio.runner import interrupts
+from hpcio.runner import exit_status, interrupts
 
 
 def launch_command(ranks: int, argv: Sequence[str]) -> list[str]:
@@ -113,11 +114,19 @@ def relaunch(ranks: int, argv: Sequence[str]) -> int:
     # Open MPI's mpiexec gives ranks this long between SIGTERM and SIGKILL (default 1 s):
     # too short to remove the run's files on a loaded node.
     env.setdefault(_OPEN_MPI_KILL_DELAY, str(_KILL_DELAY_S))
-    # Its own process group is a background one: no stdin, which it would stop to read.
-    job = subprocess.Popen(
-        launch_command(ranks, argv), env=env, stdin=subprocess.DEVNULL, process_group=0,
-        preexec_fn=interrupts.die_with_parent, stdout=subprocess.PIPE,
-    )  # fmt: skip
+    command = launch_command(ranks, argv)
+    handle, status = tempfile.mkstemp(prefix="hpcio-exit-status-")
+    os.close(handle)
+    env[exit_status.VARIABLE] = status
+    try:
+        # Its own process group is a background one: no stdin, which it would stop to read.
+        job = subprocess.Popen(
+            command, env=env, stdin=subprocess.DEVNULL, process_group=0,
+            preexec_fn=interrupts.die_with_parent, stdout=subprocess.PIPE,
+        )  # fmt: skip
+    except BaseException:
+        exit_status.handed(status, 0)  # removes it
+        raise
     assert job.stdout is not None
     forwarder = threading.Thread(target=_forward, args=(job.stdout.fileno(),), daemon=True)
     forwarder.start()
@@ -144,6 +153,7 @@ def relaunch(ranks: int, argv: Sequence[str]) -> int:
             _end(job)
         for number, handler in saved.items():
             signal.signal(number, handler)
+    code = exit_status.handed(status, code)
     if received:
         _restore_terminal()
         raise interrupts.Interrupted(received[0])

@@ -312,6 +312,7 @@ def _probe_on_rank0(world: Comm, run: RunSpec, ranks_per_node: int) -> None:
             problem = e
     problem = world.bcast(problem)
     if problem is not None:
+        problem.every_rank = True
         raise problem
 
 
@@ -423,7 +424,7 @@ def _drop_caches(world: Comm, who: RankInfo) -> list[str]:
     outcomes = [o for o in world.gather(done) or () if o is not None]
     failure = world.bcast(next((problem for _, problem in outcomes if problem), None))
     if failure:
-        raise RunFailedError(failure)
+        raise RunFailedError(failure, every_rank=True)
     return [host for host, _ in outcomes]
 
 
@@ -461,7 +462,7 @@ def _phase(stage: Stage, phase: Phase, iteration: int) -> PhaseFigures | None:
     if failure:
         if not run.keep and run.writes:
             _remove_everywhere(stage, run)
-        raise RunFailedError(failure)
+        raise RunFailedError(failure, every_rank=True)
     return figures
 
 
