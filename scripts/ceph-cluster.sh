@@ -119,6 +119,11 @@ rgw_data = $dir/rgw/ceph-rgw
 keyring = $dir/rgw/ceph-rgw/keyring
 rgw_frontends = beast endpoint=127.0.0.1:$rgw_port
 rgw_dns_name = 127.0.0.1
+# Deleted objects' data goes back to the 8 GiB OSD within seconds: radosgw's garbage collector
+# waits 2 h by default, and a few GiB-sized runs then fill the OSD, after which every write
+# blocks (HEALTH_ERR: full osd).
+rgw_gc_obj_min_wait = 0
+rgw_gc_processor_period = 5
 EOF
     local keyring="$dir/keyring" ctl=(ceph -c "$CEPH_CONF")
     ceph-authtool --create-keyring "$keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
