@@ -4,6 +4,10 @@ stop; the launcher still returns the error's code."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 from hpcio.runner import exit_status
 
@@ -54,3 +58,16 @@ def test_mpiexecs_own_failure_wins(status):
 def test_outside_a_launch_of_hpcios_the_code_is_the_errors(monkeypatch):
     monkeypatch.delenv(exit_status.VARIABLE, raising=False)
     assert exit_status.of_rank(1, every_rank=True) == 1
+
+
+def test_a_dead_launchers_file_is_removed_when_the_next_is_made(tmp_path):
+    # A launcher killed by SIGKILL cannot remove its file; the next launch does.
+    finished = subprocess.Popen(["true"])
+    finished.wait()
+    stale = tmp_path / f"hpcio-exit-status-{finished.pid}-abc"
+    stale.write_text("")
+    mine = Path(exit_status.made(str(tmp_path)))
+    assert mine.name.startswith(f"hpcio-exit-status-{os.getpid()}-")
+    assert not stale.exists() and mine.exists()
+    # A live launcher's file stays.
+    assert Path(exit_status.made(str(tmp_path))).exists() and mine.exists()

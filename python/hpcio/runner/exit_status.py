@@ -14,10 +14,29 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 
 #: The file the launching hpcio made for rank 0's exit code (runner/mpiexec.relaunch).
 VARIABLE = "HPCIO_EXIT_STATUS_FILE"
 _RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
+#: Its name begins with this and the launcher's PID.
+_PREFIX = "hpcio-exit-status-"
+
+
+def made(directory: str | None = None) -> str:
+    """A new empty file for rank 0's exit code, named after this process, in `directory` (the
+    temporary one). Files of launchers that died without removing theirs (SIGKILL) are
+    removed first."""
+    directory = directory or tempfile.gettempdir()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(directory):
+            pid = name.removeprefix(_PREFIX).split("-")[0]
+            if name.startswith(_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(directory, name))
+    handle, path = tempfile.mkstemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=directory)
+    os.close(handle)
+    return path
 
 
 def of_rank(code: int, every_rank: bool) -> int:
@@ -56,3 +75,13 @@ def _rank() -> int | None:
             with contextlib.suppress(ValueError):
                 return int(os.environ[name])
     return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True

@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Sequence
 
@@ -115,8 +114,7 @@ def relaunch(ranks: int, argv: Sequence[str]) -> int:
     # too short to remove the run's files on a loaded node.
     env.setdefault(_OPEN_MPI_KILL_DELAY, str(_KILL_DELAY_S))
     command = launch_command(ranks, argv)
-    handle, status = tempfile.mkstemp(prefix="hpcio-exit-status-")
-    os.close(handle)
+    status = exit_status.made()
     env[exit_status.VARIABLE] = status
     try:
         # Its own process group is a background one: no stdin, which it would stop to read.
