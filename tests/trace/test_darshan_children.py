@@ -4,7 +4,6 @@ and process: a log opened again is not read again, a log changed since is."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
 from hpcio.trace import darshanlog
@@ -13,15 +12,15 @@ from replay_logs import darshan_sample
 
 @pytest.fixture
 def children(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The command lines of the processes darshanlog starts (each still runs)."""
+    """The arguments of the child processes darshanlog starts (each still runs)."""
     started: list[list[str]] = []
-    run = subprocess.run
+    start = darshanlog.multiprocessing.context.ForkServerProcess.start
 
-    def counted(command, *args, **kwargs):
-        started.append(list(command))
-        return run(command, *args, **kwargs)
+    def counted(process) -> None:
+        started.append([str(argument) for argument in process._args])
+        start(process)
 
-    monkeypatch.setattr(darshanlog.subprocess, "run", counted)
+    monkeypatch.setattr(darshanlog.multiprocessing.context.ForkServerProcess, "start", counted)
     return started
 
 

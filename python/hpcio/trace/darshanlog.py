@@ -7,12 +7,14 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib.util
-import json
+import multiprocessing
+import multiprocessing.connection
+import multiprocessing.context
 import os
 import signal
 import struct
-import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,26 +77,11 @@ _MAGIC = 6567223
 _MAPS_AT = 24
 _MODULE_MAPS = 16
 _HEADER_BYTES = _MAPS_AT + 16 * (1 + _MODULE_MAPS)
-#: The child that reads the log first: its modules' section lengths (darshan-util renumbers an
-#: old log's modules, so they are matched to the header's sections by length), then every
-#: record (the read that may crash); it prints the modules as JSON.
-_READER = """
-import json, sys
-import darshan
-from darshan.backend import cffi_backend as backend
-log = backend.log_open(sys.argv[1])
-modules = {name: about["len"] for name, about in backend.log_get_modules(log).items()}
-backend.log_close(log)
-print(json.dumps(modules), flush=True)
-report = darshan.DarshanReport(sys.argv[1], read_all=True)
-for records in report.records.values():
-    records.to_df()
-"""
 #: Seconds the child may take to read a log (pydarshan reads a large DXT log in seconds).
 _READ_TIMEOUT_S = 600
 #: What a child found, by the log's identity (_identity): a process that opens one log again
 #: (replay's source, then its summary; a test suite's shared sample logs) starts no second
-#: child, each of which imports pandas (about 0.45 s). A log rewritten since has another identity.
+#: child. A log rewritten since has another identity.
 _READ: dict[tuple[object, ...], tuple[dict[str, int], bool]] = {}
 
 
@@ -168,27 +155,69 @@ def _identity(path: Path) -> tuple[object, ...]:
 
 
 def _read_in_new_child(path: Path) -> tuple[dict[str, int], bool]:
+    """Read the log in a child forked from a server that imported pydarshan once (pandas'
+    import is about 0.45 s of CPU; a fork from the server 12-23 ms): a process that checks
+    many logs (a sweep of replays, a test suite) pays for that import once, and a crash in
+    darshan-util's reader still takes only the child."""
+    context = _children()
+    receiving, sending = context.Pipe(duplex=False)
+    child = context.Process(target=_read_log, args=(str(path), sending), daemon=True)
+    child.start()
+    sending.close()
+    modules: dict[str, int] | None = None
+    whole = False
+    deadline = time.monotonic() + _READ_TIMEOUT_S
+    ended = False
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", _READER, str(path)],
-            capture_output=True,
-            text=True,
-            errors="replace",  # a damaged log's reader may print its garbage bytes
-            timeout=_READ_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise TraceError(
-            f"{path}: pydarshan did not finish reading it in {_READ_TIMEOUT_S} s"
-        ) from None
-    first = done.stdout.partition("\n")[0]
-    if done.returncode < 0:
-        name = signal.Signals(-done.returncode).name
+        while receiving.poll(max(0.0, deadline - time.monotonic())):
+            try:
+                message = receiving.recv()
+            except EOFError:  # the child has ended, however it ended
+                ended = True
+                break
+            if modules is None:
+                modules = message
+            else:
+                whole = message is True
+        else:
+            raise TraceError(f"{path}: pydarshan did not finish reading it in {_READ_TIMEOUT_S} s")
+    finally:
+        receiving.close()
+        if not ended:  # timed out or interrupted
+            child.kill()
+        child.join()
+    if child.exitcode is not None and child.exitcode < 0:
+        name = signal.Signals(-child.exitcode).name
         raise TraceError(f"{path}: a damaged Darshan log (darshan-util's reader died of {name})")
-    if done.returncode != 0 and not first:
+    if modules is None:
         raise TraceError(f"{path}: not a readable Darshan log")
-    try:
-        modules = json.loads(first)
-    except ValueError:
-        raise TraceError(f"{path}: not a readable Darshan log") from None
-    return {str(k): int(v) for k, v in modules.items()}, done.returncode == 0
+    return {str(k): int(v) for k, v in modules.items()}, whole and child.exitcode == 0
+
+
+def _children() -> multiprocessing.context.ForkServerContext:
+    """The context whose children fork from a server that imported pydarshan (and this module,
+    which each child runs) before its first child."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["darshan", "darshan.backend.cffi_backend", __name__])
+    return context
+
+
+def _read_log(path: str, sending: multiprocessing.connection.Connection) -> None:
+    """In the child: send the log's modules (name -> section bytes; darshan-util renumbers an
+    old log's modules, so they are matched to the header's sections by length), then read every
+    record (the read that may crash) and send True. Its output goes nowhere: a damaged log's
+    reader prints garbage bytes and darshan-util its own error lines."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    import darshan
+    from darshan.backend import cffi_backend as backend
+
+    log = backend.log_open(path)
+    modules = {name: about["len"] for name, about in backend.log_get_modules(log).items()}
+    backend.log_close(log)
+    sending.send(modules)
+    report = darshan.DarshanReport(path, read_all=True)
+    for records in report.records.values():
+        records.to_df()
+    sending.send(True)
