@@ -19,7 +19,7 @@ from hpcio.commands.run import (
     store_options,
     typed_options,
 )
-from hpcio.spec.model import RunSpec
+from hpcio.spec.model import RunSpec, workload_named
 from hpcio.spec.target import TargetSpec
 from hpcio.workloads import registry
 from hpcio.workloads.training import bert, cosmoflow, resnet50, unet3d
@@ -27,6 +27,7 @@ from hpcio.workloads.training import bert, cosmoflow, resnet50, unet3d
 if TYPE_CHECKING:
     from hpcio.results.schema import ResultDocument
     from hpcio.runner.world import Comm, Topology
+    from hpcio.workloads.contract import Workload
 
 
 #: What `hpcio train NAME` runs.
@@ -81,11 +82,11 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
     Raises:
         SpecError: an option of the other command, or a value unet3d refuses.
     """
-    workload = registry.get(WORKLOADS[args.name])
+    workload = workload_named(WORKLOADS[args.name])
     every = registry.options(_workloads())
     given = spec_options.values(args, every)
     settings = {
-        **_from_dlio_config(args),
+        **_from_dlio_config(args, workload),
         **given,
         **common_settings(args),
         "ranks": ranks,
@@ -110,12 +111,11 @@ def spec(args: argparse.Namespace, ranks: int) -> RunSpec:
     return run
 
 
-def _from_dlio_config(args: argparse.Namespace) -> dict[str, object]:
+def _from_dlio_config(args: argparse.Namespace, workload: Workload) -> dict[str, object]:
     if args.dlio_config is None:
         return {}
     from hpcio.workloads.training import dlio_config
 
-    workload = registry.get(WORKLOADS[args.name])
     found = dlio_config.settings(args.dlio_config, workload.params.MODEL)
     if args.name not in _TRAININGS:  # a datagen takes what shapes the data set
         datagen = {o.field for o in registry.options([workload])}

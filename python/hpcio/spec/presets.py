@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hpcio.errors import SpecError
-from hpcio.spec.model import RunSpec
+from hpcio.spec.model import RunSpec, workload_named
 from hpcio.spec.target import TargetSpec
 from hpcio.units import format_bytes
-from hpcio.workloads import registry
 from hpcio.workloads.checkpoint import IN_FLIGHT, LOADS, SAVES, TRANSFER_BYTES, Model, shard_bytes
 from hpcio.workloads.patterns.params import FilePerRankParams
 from hpcio.workloads.profiles.iozone import STEPS, TESTS, Iozone, IozoneParams
@@ -94,7 +93,7 @@ def profile_run(
         rwmix_read_pct=rwmix_read_pct,
     )
     return RunSpec(
-        workload=registry.get(profile.name),
+        workload=workload_named(profile.name),
         params=params,
         target=target,
         ranks=ranks,
@@ -156,7 +155,7 @@ def iozone_runs(
                 )
                 runs.append(
                     RunSpec(
-                        workload=registry.get(Iozone.name),
+                        workload=workload_named(Iozone.name),
                         params=params,
                         target=target,
                         ranks=ranks,
@@ -198,7 +197,7 @@ def checkpoint_runs(
     params = FilePerRankParams(
         size_per_rank_bytes=shard, transfer_bytes=transfer, in_flight=in_flight, reorder=reorder
     )
-    workload = registry.get(model.name)
+    workload = workload_named(model.name)
     save = RunSpec(
         workload=workload, params=params, target=target, ranks=ranks, iterations=SAVES,
         phases=("write",), fsync=not target.is_object_store, keep=True, seed=seed,
