@@ -72,6 +72,9 @@ class TargetKind:
     credentials: tuple[Setting, ...] = ()
     #: A setting that points the store at its local emulator, and the endpoint it then uses.
     emulator: tuple[Setting, str] | None = None
+    #: object_store's other names for its settings (alias, config key), so a
+    #: `--store-option endpoint=...` is the endpoint `hpcio env` describes and checks.
+    aliases: tuple[tuple[str, str], ...] = ()
     #: obstore's store class for it (workloads/seismic/stores.py); None: no library store.
     store_class: str | None = None
     #: What the URL's first part names; None: a file path (file://) or a bare name (memory://).
@@ -97,6 +100,12 @@ class TargetKind:
         """Its objects outlive the process that wrote them: runs lock it, and a failed run's
         uploads and objects must be cleaned up."""
         return self.keeps and not self.in_process
+
+    @property
+    def durable_at_commit(self) -> bool:
+        """Its writes are durable once committed (a PUT, a completed multipart upload, a
+        committed block list): --fsync adds nothing there."""
+        return self.object_store and self.lasting
 
 
 _S3_NAME = (
@@ -147,6 +156,9 @@ _ROWS = (
                     "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "container credentials"),
             Setting("aws_metadata_endpoint", "AWS_METADATA_ENDPOINT", "instance profile"),
         ),
+        aliases=(("endpoint", "aws_endpoint"), ("endpoint_url", "aws_endpoint"),
+                 ("aws_endpoint_url", "aws_endpoint"), ("access_key_id", "aws_access_key_id"),
+                 ("skip_signature", "aws_skip_signature")),
         store_class="S3Store",
         container=Container("bucket", "s3://bucket/prefix", *_S3_NAME),
     ),
@@ -171,6 +183,9 @@ _ROWS = (
         ),
         emulator=(Setting("azure_storage_use_emulator", "AZURE_STORAGE_USE_EMULATOR"),
                   "http://127.0.0.1:10000 (the emulator's)"),
+        aliases=(("endpoint", "azure_storage_endpoint"),
+                 ("use_emulator", "azure_storage_use_emulator"),
+                 ("account_key", "azure_storage_account_key")),
         store_class="AzureStore",
         container=Container("container", "az://container/prefix", *_AZURE_NAME),
     ),
@@ -188,6 +203,7 @@ _ROWS = (
             Setting("google_bearer_token", "GOOGLE_BEARER_TOKEN", "bearer token"),
             Setting("google_skip_signature", "GOOGLE_SKIP_SIGNATURE", "none (unsigned requests)"),
         ),
+        aliases=(("base_url", "google_base_url"), ("service_account", "google_service_account")),
         store_class="GCSStore",
         container=Container("bucket", "gs://bucket/prefix", *_GCS_NAME, max_plain_length=63),
     ),

@@ -11,6 +11,7 @@ import socket
 from collections.abc import Sequence
 from typing import Any
 
+from hpcio import kinds
 from hpcio.commands.store_options import add_store_option_argument, store_options
 from hpcio.errors import SpecError, TargetError
 from hpcio.spec.target import TargetSpec, parse_targets
@@ -24,16 +25,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="text (default) or one JSON object on stdout")  # fmt: skip
 
 
-#: object_store's other names for the settings `env` reports (its config keys' aliases), so a
-#: `--store-option endpoint=...` is the endpoint described and checked.
-_ALIASES = {
-    "s3": {"endpoint": "aws_endpoint", "endpoint_url": "aws_endpoint",
-           "aws_endpoint_url": "aws_endpoint", "access_key_id": "aws_access_key_id",
-           "skip_signature": "aws_skip_signature"},
-    "azure": {"endpoint": "azure_storage_endpoint", "use_emulator": "azure_storage_use_emulator",
-              "account_key": "azure_storage_account_key"},
-    "gcs": {"base_url": "google_base_url", "service_account": "google_service_account"},
-}  # fmt: skip
 #: A check of the target answers within this, not after a run's minutes of retries.
 _CHECK_OPTIONS = {"timeout": "10s", "connect_timeout": "5s", "max_retries": "0"}
 
@@ -47,7 +38,7 @@ def main(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.target:
         given = parse_targets(args.target, **store_options(args.store_option))
         targets = tuple(
-            TargetSpec.from_url(t.url, **{_ALIASES.get(t.kind, {}).get(k.lower(), k): v
+            TargetSpec.from_url(t.url, **{dict(kinds.of(t.kind).aliases).get(k.lower(), k): v
                                           for k, v in t.options.items()})
             for t in given
         )  # fmt: skip

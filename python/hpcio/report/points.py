@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hpcio import kinds
 from hpcio.results.schema import ResultDocument
 from hpcio.units import format_bytes
 
@@ -13,10 +14,10 @@ from hpcio.units import format_bytes
 #: kept afterwards, which payload bytes went out.
 IGNORED_FIELDS = frozenset({"iterations", "keep", "seed", "trace"})
 
-#: Target kinds whose writes are durable once committed (a PUT, a completed multipart upload,
-#: a committed block list): --fsync adds nothing there, so their runs count as synced and
-#: share tables and points with fsync'd POSIX runs.
-DURABLE_AT_COMMIT = frozenset({"s3", "gcs", "azure"})
+#: Target kinds whose writes are durable once committed (kinds.TargetKind.durable_at_commit):
+#: --fsync adds nothing there, so their runs count as synced and share tables and points with
+#: fsync'd POSIX runs.
+DURABLE_AT_COMMIT = frozenset(row.name for row in kinds.KINDS.values() if row.durable_at_commit)
 
 #: A point's identity: sorted (field, value) pairs, hashable.
 PointKey = tuple[tuple[str, Any], ...]

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from hpcio import kinds
 from hpcio.trace.operations import Operations
 
 #: Upper bounds (inclusive) of Darshan's access-size buckets, and their names.
@@ -110,7 +111,8 @@ def module_for(target_kind: str | None) -> str:
     """The module a trace's records are named by: POSIX for a file system's (and for a trace
     that does not say its kind), else the target kind's name ("S3", "AZURE", "GCS"), its
     counters prefixed the same way: Darshan has no module for an object store's requests."""
-    if target_kind is None or target_kind == "posix":
+    known = kinds.KINDS.get(target_kind or "posix")
+    if known is not None and not known.object_store:
         return "POSIX"
     return target_kind.upper()
 
