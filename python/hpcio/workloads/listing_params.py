@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hpcio.options import POSITIVE, SIZE, choice, option
+from hpcio.workloads.patterns.params import files_per_rank_option
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -20,13 +21,7 @@ class ListingParams:
         help="listing: every rank lists the target (and stats each file on POSIX) before "
         "reading (every), or rank 0 alone does and broadcasts the listing (rank0)",
     )
-    files_per_rank: int = option(
-        "--files-per-rank",
-        kind=POSITIVE,
-        default=1,
-        metavar="K",
-        help="K files or objects per rank, all in flight together (fio's nrfiles)",
-    )
+    files_per_rank: int = files_per_rank_option()
     file_size_bytes: int = option(
         "--file-size",
         kind=SIZE,

@@ -14,6 +14,18 @@ from hpcio.workloads.apis import APIS, WHAT
 MAX_IN_FLIGHT = 4096
 
 
+def files_per_rank_option() -> int:
+    """--files-per-rank, declared once for every workload that takes it (the patterns with a
+    file per rank, listing)."""
+    return option(
+        "--files-per-rank",
+        kind=POSITIVE,
+        default=1,
+        metavar="K",
+        help="K files or objects per rank, all in flight together (fio's nrfiles)",
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PatternParams:
     """What every pattern takes: how much each rank moves, and in what pieces."""
@@ -118,13 +130,7 @@ class SharedReadParams(SharedFileParams):
 class FilePerRankParams(PatternParams):
     """Files of a rank's own: several of them, random order, time-based phases (fio's)."""
 
-    files_per_rank: int = option(
-        "--files-per-rank",
-        kind=POSITIVE,
-        default=1,
-        metavar="K",
-        help="K files or objects per rank, all in flight together (fio's nrfiles)",
-    )
+    files_per_rank: int = files_per_rank_option()
     random_offsets: bool = option(
         "--random",
         kind=FLAG,
