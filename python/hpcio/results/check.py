@@ -82,7 +82,8 @@ def _check_histogram(encoded: str, where: str) -> None:
 def _check(value: Any, hint: Any, where: str) -> None:
     if hint is Any:
         return
-    if dataclasses.is_dataclass(hint):
+    # A schema hint is a class, never an instance (is_dataclass would accept both).
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         if not isinstance(value, dict):
             raise DocumentError(f"{where or 'document'} is {_shown(value)}, not an object")
         hints = _type_hints(hint)

@@ -45,8 +45,10 @@ def append(path: str | os.PathLike[str], document: ResultDocument) -> None:
     line = json.dumps(document.to_dict(), separators=(",", ":")) + "\n"
     if os.fspath(path) == STDOUT:
         # The real stdout: with -o -, everything hpcio says goes to stderr instead.
-        sys.__stdout__.write(line)
-        sys.__stdout__.flush()
+        stdout = sys.__stdout__
+        assert stdout is not None  # None only in an embedded interpreter, never the CLI
+        stdout.write(line)
+        stdout.flush()
         return
     try:
         _drop_partial_last_line(path)

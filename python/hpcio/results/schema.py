@@ -386,7 +386,7 @@ class ResultDocument:
 def _build(cls: Any, value: Any) -> Any:
     """Rebuild nested frozen dataclasses from the plain JSON a document was written as."""
     fields = dataclasses.fields(cls)
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for field in fields:
         name, hint = field.name, field.type
         has_default = (
