@@ -114,7 +114,9 @@ def write_columns(
     with open(partial, "wb") as out:
         np.savez(
             out,
-            **kind,
+            # numpy's stub lets a ** dict fill savez's allow_pickle (a bool): this one's
+            # only key is target_kind.
+            **kind,  # type: ignore[arg-type]
             format_version=np.int32(FORMAT_VERSION),
             rank=np.asarray(rank, dtype=np.int32),
             files=np.asarray(files, dtype=str),

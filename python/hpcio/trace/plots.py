@@ -23,7 +23,7 @@ def draw(ops: Operations, directory: str | Path) -> list[Path]:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     moved = ops.select(np.isin(ops.op, list(DATA_OPS)))
-    written = []
+    written: list[Path] = []
     if len(moved) == 0:
         return written
     seconds = (moved.start_ns + moved.end_ns) / 2e9

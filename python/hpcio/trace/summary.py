@@ -111,10 +111,11 @@ def module_for(target_kind: str | None) -> str:
     """The module a trace's records are named by: POSIX for a file system's (and for a trace
     that does not say its kind), else the target kind's name ("S3", "AZURE", "GCS"), its
     counters prefixed the same way: Darshan has no module for an object store's requests."""
-    known = kinds.KINDS.get(target_kind or "posix")
+    kind = target_kind or "posix"
+    known = kinds.KINDS.get(kind)
     if known is not None and not known.object_store:
         return "POSIX"
-    return target_kind.upper()
+    return kind.upper()
 
 
 def from_operations(ops: Operations, module: str = "POSIX") -> list[Row]:
