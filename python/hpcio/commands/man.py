@@ -78,7 +78,9 @@ def _commands(
 def _invocation(action: argparse.Action) -> str:
     """`-n N, --ranks N` in bold and italics."""
     if not action.option_strings:
-        return f"\\fI{roff(action.metavar or action.dest)}\\fR"  # type: ignore[str-bytes-safe]
+        name = action.metavar or action.dest
+        assert isinstance(name, str)  # a tuple metavar is for nargs > 1: no positional has one
+        return f"\\fI{roff(name)}\\fR"
     value = ""
     if action.nargs != 0:
         choices = "{" + ",".join(map(str, action.choices)) + "}" if action.choices else None

@@ -71,9 +71,14 @@ def once_each(parser: argparse.ArgumentParser, *, keep: Iterable[str] = ()) -> N
         if not action.option_strings or action.dest in (*keep, "help", "version"):
             continue
         if isinstance(action, argparse._StoreTrueAction):
-            action.__class__ = OnceFlag
+            _become(action, OnceFlag)
         elif isinstance(action, argparse._StoreAction):
-            action.__class__ = Once
+            _become(action, Once)
+
+
+def _become(action: argparse.Action, kind: type[argparse.Action]) -> None:
+    # The parser built the action: it keeps its dest, help and default, and takes kind's call.
+    action.__class__ = kind
 
 
 def _reads(run: RunSpec) -> bool:
@@ -174,7 +179,11 @@ def fit_to_each(
         if rule.dest in typed and runs and not any(rule.applies(r) for r in runs):
             these = " or ".join(dict.fromkeys(rule.this(r) for r in runs))
             raise SpecError(f"{rule.option} {rule.needs}, not {these}")
-    defaults = {f.name: f.default for f in dataclasses.fields(RunSpec)}
+    defaults: dict[str, Any] = {
+        f.name: f.default
+        for f in dataclasses.fields(RunSpec)
+        if f.default is not dataclasses.MISSING
+    }
     fitted = []
     for run in runs:
         for rule in RULES:

@@ -167,7 +167,7 @@ def write_plots(figures: PlotSet, directory: Path) -> list[str]:
     figures were skipped and why."""
     from hpcio.report.plots import write_files
 
-    lines = []
+    lines: list[str] = []
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for plot in figures.plots:

@@ -150,7 +150,9 @@ def _execute(world: Comm, args: argparse.Namespace, spine: Spine, specs: list[Ru
             if not (args.quiet and spine.quiet_hides_summary):
                 console.finished(doc)
 
-        progress, announced, done = console.progress, announce, finished
+        announced: Callable[[RunSpec], None] = announce
+        done: Callable[[ResultDocument], None] = finished
+        progress = console.progress
         points = None
         if spine.point_name is not None and world.rank == 0:
             from hpcio.live.progress import lines_progress

@@ -116,7 +116,10 @@ def _from_dlio_config(args: argparse.Namespace, workload: Workload) -> dict[str,
         return {}
     from hpcio.workloads.training import dlio_config
 
-    found = dlio_config.settings(args.dlio_config, workload.params.MODEL)
+    params = workload.params
+    # Every training's and datagen's params are unet3d's or made from them (configured.py).
+    assert issubclass(params, unet3d.TrainParams | unet3d.DatagenParams)
+    found = dlio_config.settings(args.dlio_config, params.MODEL)
     if args.name not in _TRAININGS:  # a datagen takes what shapes the data set
         datagen = {o.field for o in registry.options([workload])}
         found = {k: v for k, v in found.items() if k in datagen or k == "seed"}
