@@ -118,11 +118,11 @@ def summary(doc: ResultDocument) -> str:
         for phase in doc.summary:
             metrics = [f.metrics for f in doc.phases if f.phase == phase and f.metrics]
             lines.extend(f"  {note}" for note in workload.notes(phase, metrics))
-    requests = [
-        f"{phase}: {said}"
-        for phase, s in doc.summary.items()
-        if (said := first_byte(s.ttfb_get, s.ttfb_put, s.requests_per_s and s.requests_per_s.mean))
-    ]
+    requests = []
+    for phase, s in doc.summary.items():
+        rate = s.requests_per_s.mean if s.requests_per_s is not None else None
+        if said := first_byte(s.ttfb_get, s.ttfb_put, rate):
+            requests.append(f"{phase}: {said}")
     if requests:
         lines.append("  requests: " + "; ".join(requests))
     lines.extend(per_target(doc))

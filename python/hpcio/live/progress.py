@@ -10,12 +10,15 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from hpcio.results.schema import PhaseFigures, ResultDocument
 from hpcio.results.stats import headline_bandwidth_mib_s
 from hpcio.spec.model import RunSpec
 from hpcio.spec.suite import describe
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 #: Displays `SuiteProgress` can drive: a live rich bar, or one line per finished point.
 DISPLAYS = ("bar", "lines")
@@ -230,18 +233,28 @@ class _RichBar:
             console=Console(file=out, force_terminal=True, width=columns),
             expand=True,
         )
-        self._task = None
+        self._task: TaskID | None = None
 
     def start(self, total: float, completed: float, fields: dict[str, str]) -> None:
         self._progress.start()
-        description = fields.pop("description")
         self._task = self._progress.add_task(
-            description, total=total, completed=completed, **fields
+            fields["description"],
+            total=total,
+            # rich's annotation says int; a task's completed is a float (its update takes one).
+            completed=completed,  # type: ignore[arg-type]
+            points=fields["points"],
+            eta=fields["eta"],
         )
 
     def update(self, completed: float, fields: dict[str, str]) -> None:
-        description = fields.pop("description")
-        self._progress.update(self._task, completed=completed, description=description, **fields)
+        assert self._task is not None  # start() added it
+        self._progress.update(
+            self._task,
+            completed=completed,
+            description=fields["description"],
+            points=fields["points"],
+            eta=fields["eta"],
+        )
 
     def print(self, line: str) -> None:
         self._progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
