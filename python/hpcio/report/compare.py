@@ -209,8 +209,8 @@ def compare(
             for phase in _phases(doc, metric):
                 if not pooled.has_statistic(doc, phase, statistic):
                     continue  # AU of a run that is not a training run
-                key = (point_key(doc.run, without=ignore), phase)
-                measured.setdefault(key, {}).setdefault(which, []).append(doc)
+                point_phase = (point_key(doc.run, without=ignore), phase)
+                measured.setdefault(point_phase, {}).setdefault(which, []).append(doc)
     if metric == "bandwidth" and not measured and runs:
         every = (*a_docs, *b_docs)
         if not any(shown.shows_bandwidth(d.workload) for d in every):
@@ -308,7 +308,7 @@ def _with_unshared_params(ignore: Sequence[str], runs: Sequence[dict[str, Any]])
     if "workload" not in ignore:
         return list(ignore)
     every = [set(spec_fields(run)) for run in runs]
-    unshared = set.union(*every) - set.intersection(*every)
+    unshared = set.union(*every) - every[0].intersection(*every[1:])
     return [*ignore, *sorted(unshared - set(ignore))]
 
 

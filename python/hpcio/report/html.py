@@ -443,13 +443,14 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
                     (str(s.iterations), s.iterations), label, (f"{sbw.mean:.3f}", sbw.mean),
                     (f"{s.seconds.mean:.5f}", s.seconds.mean),
                 ])  # fmt: skip
-                latency = side.latency
+                side_latency = side.latency
                 details.append([
                     str(number), label, (f"{sbw.mean:.3f}", sbw.mean),
                     (f"{sbw.stddev:.3f}", sbw.stddev), (f"{sbw.min:.3f}", sbw.min),
                     (f"{sbw.max:.3f}", sbw.max),
-                    *(((f"{q * 1e3:.3f}", q * 1e3) for q in (latency.p50_s, latency.p99_s))
-                      if latency else (("-", None), ("-", None))),
+                    *(((f"{q * 1e3:.3f}", q * 1e3)
+                       for q in (side_latency.p50_s, side_latency.p99_s))
+                      if side_latency else (("-", None), ("-", None))),
                     ("-", None), ("-", None), ("-", None),
                 ])  # fmt: skip
     specs = "\n".join(
@@ -458,11 +459,11 @@ def _runs(docs: Sequence[ResultDocument], *, anchor: str = "") -> str:
         "</pre></details>"
         for number, doc in enumerate(docs, start=1)
     )
-    spread = (
+    folded = (
         "<details><summary>spread over iterations and per-op latency, per run and phase"
         f"</summary>{_table(detail_headers, details, table_id=f'{anchor}runs-detail')}</details>"
     )
-    return _table(headers, rows, table_id=f"{anchor}runs") + spread + "\n<h3>Specs</h3>\n" + specs
+    return _table(headers, rows, table_id=f"{anchor}runs") + folded + "\n<h3>Specs</h3>\n" + specs
 
 
 def _first_byte(phase: str, s: PhaseSummary) -> list[Cell]:

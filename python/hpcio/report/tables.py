@@ -93,7 +93,7 @@ def study_tables(docs: Sequence[ResultDocument], across: str = "target") -> list
     if across == "workload":
         # Runs of two workloads never share the params only one of them takes.
         every = [set(spec_fields(doc.run)) for doc in docs] or [set()]
-        fixed = (*fixed, *sorted(set.union(*every) - set.intersection(*every)))
+        fixed = (*fixed, *sorted(set.union(*every) - every[0].intersection(*every[1:])))
     groups: dict[tuple[str, str, PointKey], _Group] = {}
     for doc in docs:
         if shown.family_of(doc.workload) in _OWN_TABLES or not shown.shows_bandwidth(doc.workload):

@@ -49,7 +49,7 @@ def storage_type(doc: ResultDocument) -> str:
 
 
 def au_rows(docs: Sequence[ResultDocument]) -> list[tuple[str, ...]]:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for doc in docs:
         if not is_training(doc):
             continue
