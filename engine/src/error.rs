@@ -25,9 +25,19 @@ pub fn invalid(message: impl Into<String>) -> PyErr {
     PyValueError::new_err(message.into())
 }
 
-/// The failure alone (errno and reason), for a caller that names the target itself.
+/// The failure alone (errno and reason), for a caller that names the target itself. An object
+/// store's outright refusal takes the errno of its kind, so Python raises ConnectionRefusedError
+/// (no connection), PermissionError (credentials rejected, access denied) or FileNotFoundError
+/// (no such bucket): nothing the refused request asked to write can have landed.
 pub fn reason(e: &std::io::Error) -> PyErr {
-    os_error(e.raw_os_error(), e.to_string())
+    use std::io::ErrorKind;
+    let refused = match e.kind() {
+        ErrorKind::ConnectionRefused => Some(libc::ECONNREFUSED),
+        ErrorKind::PermissionDenied => Some(libc::EACCES),
+        ErrorKind::NotFound => Some(libc::ENOENT),
+        _ => None,
+    };
+    os_error(e.raw_os_error().or(refused), e.to_string())
 }
 
 /// A call on an Executor that a plan is still using (in the background or another thread).

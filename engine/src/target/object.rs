@@ -11,12 +11,12 @@ use crate::requests::{Counters, Kind};
 use bytes::Bytes;
 use futures::StreamExt;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
-use object_store::azure::MicrosoftAzureBuilder;
-use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::memory::InMemory;
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
-use object_store::{BackoffConfig, GetOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
+use object_store::{BackoffConfig, ClientConfigKey, GetOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -92,6 +92,14 @@ fn config<K: std::str::FromStr>(scheme: &str, key: &str) -> Result<K, String> {
     key.parse::<K>().map_err(|_| format!("unknown {scheme}:// store option '{key}'"))
 }
 
+/// Whether to allow plain http for an endpoint given as http://: the AWS CLI, boto3 and the
+/// Azure and GCS SDKs use an endpoint's own scheme, while object_store refuses http unless
+/// allow_http is set, and its refusal reads "builder error" after every retry. An allow_http
+/// the user set (environment or option), either way, decides instead.
+fn http_endpoint_given(endpoint: Option<String>, allow_http_set: bool) -> bool {
+    !allow_http_set && endpoint.is_some_and(|e| e.to_ascii_lowercase().starts_with("http://"))
+}
+
 type Stores = (&'static str, Arc<dyn ObjectStore>, Arc<dyn MultipartStore>, Option<&'static str>, Option<S3Uploads>);
 
 /// An S3 builder from the environment and `options`. Over TLS (an https:// endpoint, or
@@ -103,10 +111,15 @@ type Stores = (&'static str, Arc<dyn ObjectStore>, Arc<dyn MultipartStore>, Opti
 fn s3_builder(bucket: &str, options: Vec<(String, String)>) -> Result<(AmazonS3Builder, &'static str), String> {
     let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
     let mut chosen = std::env::var_os("AWS_UNSIGNED_PAYLOAD").is_some();
+    let mut allow_http_set = std::env::var_os("AWS_ALLOW_HTTP").is_some();
     for (k, v) in options {
         let key: AmazonS3ConfigKey = config("s3", &k)?;
         chosen |= matches!(key, AmazonS3ConfigKey::UnsignedPayload);
+        allow_http_set |= matches!(key, AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp));
         b = b.with_config(key, v);
+    }
+    if http_endpoint_given(b.get_config_value(&AmazonS3ConfigKey::Endpoint), allow_http_set) {
+        b = b.with_config(AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp), "true");
     }
     let over_tls = b
         .get_config_value(&AmazonS3ConfigKey::Endpoint)
@@ -140,8 +153,14 @@ fn build_stores(
         }
         "az" => {
             let mut b = MicrosoftAzureBuilder::from_env().with_container_name(bucket);
+            let mut allow_http_set = std::env::var_os("AZURE_ALLOW_HTTP").is_some();
             for (k, v) in options {
-                b = b.with_config(config(scheme, &k)?, v);
+                let key: AzureConfigKey = config(scheme, &k)?;
+                allow_http_set |= matches!(key, AzureConfigKey::Client(ClientConfigKey::AllowHttp));
+                b = b.with_config(key, v);
+            }
+            if http_endpoint_given(b.get_config_value(&AzureConfigKey::Endpoint), allow_http_set) {
+                b = b.with_config(AzureConfigKey::Client(ClientConfigKey::AllowHttp), "true");
             }
             if let Some(missing) = credentials::azure_missing(&b) {
                 return Err(missing);
@@ -151,8 +170,14 @@ fn build_stores(
         }
         "gs" => {
             let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
+            let mut allow_http_set = std::env::var_os("GOOGLE_ALLOW_HTTP").is_some();
             for (k, v) in options {
-                b = b.with_config(config(scheme, &k)?, v);
+                let key: GoogleConfigKey = config(scheme, &k)?;
+                allow_http_set |= matches!(key, GoogleConfigKey::Client(ClientConfigKey::AllowHttp));
+                b = b.with_config(key, v);
+            }
+            if http_endpoint_given(b.get_config_value(&GoogleConfigKey::BaseUrl), allow_http_set) {
+                b = b.with_config(GoogleConfigKey::Client(ClientConfigKey::AllowHttp), "true");
             }
             if let Some(missing) = credentials::gcs_missing(&b) {
                 return Err(missing);
@@ -431,7 +456,11 @@ fn classify(e: &object_store::Error) -> (io::ErrorKind, String) {
     // Match HTTP statuses as statuses: bare digits also occur in durations ("in 1.401s").
     let status = between(&text, "status code: ", " ").unwrap_or_default();
     let said = server_says(&text);
-    let (kind, reason) = if has("error trying to connect") || has("Connection refused") || has("dns error") || has("tcp connect") {
+    // reqwest's "builder error" for an http:// URL: the client itself refused plain http (an
+    // allow_http set to false), so no request left; named as the refusal it is.
+    let (kind, reason) = if has("builder error") && has("http://") {
+        (io::ErrorKind::ConnectionRefused, "the endpoint is http:// and allow_http is false: set allow_http=true or use https://".to_string())
+    } else if has("error trying to connect") || has("Connection refused") || has("dns error") || has("tcp connect") {
         (io::ErrorKind::ConnectionRefused, "cannot connect to the endpoint".to_string())
     } else if has("NoSuchBucket") || has("ContainerNotFound") || has("bucket does not exist") {
         (io::ErrorKind::NotFound, "the bucket or container does not exist".to_string())

@@ -131,7 +131,11 @@ def _probe_one(run: RunSpec) -> None:
         target.probe(write=writes)
     except OSError as e:
         if run.target.is_object_store:
-            if writes:
+            # A store that refused the probe outright (no connection, credentials rejected or
+            # access denied, no such bucket) holds no probe object: there is nothing to remove,
+            # and trying would wait out every retry of every DELETE.
+            refused = (ConnectionRefusedError, PermissionError, FileNotFoundError)
+            if writes and not isinstance(e, refused):
                 remove_probe(target)
             raise TargetError(f"target {run.target.url}: {e.strerror or e}") from None
         if run.direct and e.errno == 22:
