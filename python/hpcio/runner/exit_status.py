@@ -16,6 +16,8 @@ import contextlib
 import os
 import tempfile
 
+from hpcio.runner.processes import alive
+
 #: The file the launching hpcio made for rank 0's exit code (runner/mpiexec.relaunch).
 VARIABLE = "HPCIO_EXIT_STATUS_FILE"
 _RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
@@ -31,7 +33,7 @@ def made(directory: str | None = None) -> str:
     with contextlib.suppress(OSError):
         for name in os.listdir(directory):
             pid = name.removeprefix(_PREFIX).split("-")[0]
-            if name.startswith(_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+            if name.startswith(_PREFIX) and pid.isdigit() and not alive(int(pid)):
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(directory, name))
     handle, path = tempfile.mkstemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=directory)
@@ -75,13 +77,3 @@ def _rank() -> int | None:
             with contextlib.suppress(ValueError):
                 return int(os.environ[name])
     return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's
-    return True

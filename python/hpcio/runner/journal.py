@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hpcio import _engine
+from hpcio.runner.processes import alive
 
 #: How long requests a dead rank already sent may take to reach the store.
 _IN_FLIGHT_GRACE_S = 2.0
@@ -68,20 +69,10 @@ def entries(url: str) -> list[Entry]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return pid > 0
-
-
 def abort_abandoned(url: str, options: Mapping[str, str], job: str | None = None) -> list[str]:
     """Abort the uploads to `url` that runs left open: those of `job`, or with no job given
     those whose process is gone. Returns the keys aborted."""
-    targets = [e for e in entries(url) if (e.job == job if job else not _alive(e.pid))]
+    targets = [e for e in entries(url) if (e.job == job if job else not alive(e.pid))]
     if not targets:
         return []
     target = _engine.Target(url, options=dict(options))

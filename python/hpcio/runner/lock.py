@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hpcio.errors import TargetError
+from hpcio.runner.processes import alive
 from hpcio.workloads.plans import Op, Plan, PlanBuilder, Runs
 
 if TYPE_CHECKING:
@@ -222,13 +223,7 @@ def _dead_here(holder: str) -> bool:
     parts = holder.split()
     if len(parts) < 2 or parts[0] != socket.gethostname() or not parts[1].isdigit():
         return False
-    try:
-        os.kill(int(parts[1]), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
+    return not alive(int(parts[1]))
 
 
 def _one_transfer(op: Op, opening: Op) -> Plan:
