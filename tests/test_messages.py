@@ -100,6 +100,14 @@ def test_proc_exists_but_is_no_place_for_data(hpcio, error_line):
     )
 
 
+def test_no_mkdir_is_suggested_where_no_directory_can_be_made(hpcio, error_line):
+    done = hpcio(*run_args("file:///proc/hpcio-data"))
+    assert refused(done, error_line) == (
+        "hpcio: error: target file:///proc/hpcio-data does not exist, and no directory can be "
+        "made there (a proc file system)"
+    )
+
+
 @pytest.mark.parametrize("command", ["report", "compare", "cost"])
 def test_a_one_line_garbage_file_is_named_with_its_line(hpcio, error_line, tmp_path, command):
     garbage = tmp_path / "garbage.txt"

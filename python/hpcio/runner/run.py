@@ -93,6 +93,35 @@ _REASONS = {
 }
 
 
+#: File systems of the kernel's own, where no data file or directory can be made.
+_PSEUDO_FILE_SYSTEMS = frozenset({"proc", "sysfs", "cgroup", "cgroup2", "debugfs", "tracefs",
+                                  "securityfs", "configfs", "pstore", "bpf"})  # fmt: skip
+
+
+def _refusal(path: str, e: OSError) -> str:
+    """Why a POSIX target refused its probe, and what to do, after "target URL"."""
+    if e.errno == 2 and os.path.isdir(path):
+        # The directory is there but refuses new files: /proc, /sys and their kind.
+        kind = ceiling.file_system_type(path) or "unknown"
+        return f"is not a usable file system (type {kind}): no file can be created there"
+    what = _REASONS.get(e.errno or 0, f"cannot be used: {e.strerror or e}")
+    if e.errno == 2 and not os.path.exists(path):
+        kind = ceiling.file_system_type(_nearest_existing(path))
+        if kind in _PSEUDO_FILE_SYSTEMS:
+            return f"{what}, and no directory can be made there (a {kind} file system)"
+        # Never made for the user: a typo must not grow a tree.
+        what += f"; create it with: mkdir -p {shlex.quote(path)}"
+    return what
+
+
+def _nearest_existing(path: str) -> str:
+    """`path` or the closest of its parents that exists."""
+    path = os.path.abspath(path)
+    while not os.path.exists(path):
+        path = os.path.dirname(path)
+    return path
+
+
 def probe_target(run: RunSpec, ranks_per_node: int | None = None) -> None:
     """Fail before any rank moves a byte if the target cannot be used the way `run` will, if
     the run would break one of the store's limits, or if its buffers or data would not fit.
@@ -143,15 +172,7 @@ def _probe_one(run: RunSpec) -> None:
                 f"target {run.target.url}: its file system refuses O_DIRECT "
                 "(--direct); run without --direct"
             ) from None
-        what = _REASONS.get(e.errno or 0, f"cannot be used: {e.strerror or e}")
-        if e.errno == 2 and not os.path.exists(run.target.path):
-            # Never made for the user: a typo must not grow a tree.
-            what += f"; create it with: mkdir -p {shlex.quote(run.target.path)}"
-        if e.errno == 2 and os.path.isdir(run.target.path):
-            # The directory is there but refuses new files: /proc, /sys and their kind.
-            kind = ceiling.file_system_type(run.target.path) or "unknown"
-            what = f"is not a usable file system (type {kind}): no file can be created there"
-        raise TargetError(f"target {run.target.url} {what}") from None
+        raise TargetError(f"target {run.target.url} {_refusal(run.target.path, e)}") from None
     lock.hold(run)
     if not run.target.is_object_store and run.space_check:
         resources.check_space(run, run.target.path)
