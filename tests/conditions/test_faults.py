@@ -182,6 +182,7 @@ def _failed_cleanly(done, docs, server, prefix):
     # upload(s) ..."), a line of its own.
     assert [line for line in lines if line.startswith("hpcio: error:")] == lines[:1], done.stderr
     assert all(line.startswith("hpcio: ") for line in lines), done.stderr
+    print(f"{prefix} on {server.scheme}: {lines[0]}")  # -rA shows it
     assert _left_behind(server, prefix) == []
 
 

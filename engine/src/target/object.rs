@@ -16,6 +16,7 @@ use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::memory::InMemory;
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
+use object_store::client::{HttpError, HttpErrorKind};
 use object_store::{BackoffConfig, ClientConfigKey, GetOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 use std::collections::BTreeMap;
 use std::io;
@@ -444,6 +445,30 @@ fn server_says(text: &str) -> String {
     format!(" ({})", one_line.chars().take(300).collect::<String>())
 }
 
+/// The kind of the HTTP failure under `e` (a timeout, a lost connection), if one is.
+fn http_error_kind(e: &object_store::Error) -> Option<HttpErrorKind> {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(http) = s.downcast_ref::<HttpError>() {
+            return Some(http.kind());
+        }
+        source = s.source();
+    }
+    None
+}
+
+/// A request that got no answer, named by how: a timeout, or a connection the store (or the
+/// network) closed or reset; None for other HTTP failures.
+fn no_answer(kind: HttpErrorKind) -> Option<(io::ErrorKind, &'static str)> {
+    match kind {
+        HttpErrorKind::Timeout => Some((io::ErrorKind::TimedOut, "no answer within the request timeout")),
+        HttpErrorKind::Request | HttpErrorKind::Interrupted => {
+            Some((io::ErrorKind::ConnectionReset, "the connection was closed or reset before the answer"))
+        }
+        _ => None,
+    }
+}
+
 fn classify(e: &object_store::Error) -> (io::ErrorKind, String) {
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
@@ -473,6 +498,12 @@ fn classify(e: &object_store::Error) -> (io::ErrorKind, String) {
         (io::ErrorKind::NotFound, format!("not found{said}"))
     } else if let Some(status) = between(&text, "status code: ", ":") {
         (io::ErrorKind::Other, format!("the store refused the request (HTTP {status}){said}"))
+    } else if let Some((kind, what)) = http_error_kind(e).and_then(no_answer) {
+        // object_store's text repeats the request once per level of its error chain: the
+        // request, its time and its retries once is what a user needs.
+        let request = text.find("Error performing").map(|at| text[at..].split(" - ").next().unwrap_or(""));
+        let request = request.map(|r| format!(" ({})", r.trim())).unwrap_or_default();
+        (kind, format!("{what}{request}"))
     } else {
         let first = text.lines().next().unwrap_or("").chars().take(300).collect::<String>();
         (io::ErrorKind::Other, first)
@@ -755,5 +786,21 @@ mod tests {
         assert!(!block_list_fits(21 * mib, 4, 5 * mib));
         assert!(!block_list_fits(0, 0, 5 * mib));
         assert!(!block_list_fits(5 * mib, 1, 0)); // part size unknown: never assumed
+    }
+
+    #[test]
+    fn a_request_without_an_answer_is_named_so_once() {
+        let timed_out = io::Error::new(io::ErrorKind::TimedOut, "operation timed out");
+        let e = object_store::Error::Generic { store: "S3", source: Box::new(HttpError::new(HttpErrorKind::Timeout, timed_out)) };
+        let (kind, reason) = classify(&e);
+        assert_eq!(kind, io::ErrorKind::TimedOut);
+        assert_eq!(reason, "no answer within the request timeout");
+        assert!(worth_retrying(&e));
+        let reset = io::Error::new(io::ErrorKind::ConnectionReset, "connection reset");
+        let e = object_store::Error::Generic { store: "S3", source: Box::new(HttpError::new(HttpErrorKind::Interrupted, reset)) };
+        assert_eq!(classify(&e), (io::ErrorKind::ConnectionReset, "the connection was closed or reset before the answer".to_string()));
+        let odd = io::Error::other("invalid body");
+        let e = object_store::Error::Generic { store: "S3", source: Box::new(HttpError::new(HttpErrorKind::Decode, odd)) };
+        assert_eq!(classify(&e).0, io::ErrorKind::Other);
     }
 }

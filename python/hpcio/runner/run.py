@@ -388,7 +388,7 @@ def _iterations(
     except BaseException:
         _write_trace(stage.tracer)
         if removes_at_end:
-            _remove_everywhere(stage, run)
+            _remove_after_failure(stage, run)
         raise
     if removes_at_end:
         _remove_everywhere(stage, run)
@@ -486,7 +486,7 @@ def _phase(stage: Stage, phase: Phase, iteration: int) -> PhaseFigures | None:
     failure = world.bcast(failure)
     if failure:
         if not run.keep and run.writes:
-            _remove_everywhere(stage, run)
+            _remove_after_failure(stage, run)
         raise RunFailedError(failure, every_rank=True)
     return figures
 
@@ -537,13 +537,32 @@ def _remove_everywhere(stage: Stage, run: RunSpec) -> None:
 
 
 def _remove(world: Comm, target: _engine.Target, run: RunSpec) -> None:
-    """Every rank removes its share of the files, then all wait (outside any timed phase)."""
+    """Every rank removes its share of the files, then all wait (outside any timed phase).
+
+    Raises:
+        RunFailedError: a rank could not remove its share (on every rank alike: one line).
+    """
     keys = written_keys([run])
-    # Threaded: unlinking can wait seconds for the file system's journal, signals must not.
-    interrupts.wait_for(lambda: target.remove(keys[world.rank :: world.size]))
-    world.barrier()
+    problem = None
+    try:
+        # Threaded: unlinking can wait seconds for the file system's journal, signals must not.
+        interrupts.wait_for(lambda: target.remove(keys[world.rank :: world.size]))
+    except OSError as e:
+        problem = f"rank {world.rank}: {e.strerror or e}"
+    problems = [p for p in world.allgather(problem) if p is not None]
+    if problems:
+        more = f" (and {len(problems) - 1} more ranks)" if len(problems) > 1 else ""
+        raise RunFailedError(f"cannot remove the run's files: {problems[0]}{more}",
+                             every_rank=True)  # fmt: skip
     if world.rank == 0:
         remove_empty_directories(run.target, keys)
+
+
+def _remove_after_failure(stage: Stage, run: RunSpec) -> None:
+    """`_remove_everywhere` after the run failed: a removal that fails too (the store's fault
+    again) must not hide why the run failed; the launcher or `hpcio clean` removes the rest."""
+    with contextlib.suppress(RunFailedError):
+        _remove_everywhere(stage, run)
 
 
 def _remove_after_interrupt(world: Comm, target: _engine.Target, run: RunSpec) -> None:
