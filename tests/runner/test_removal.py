@@ -76,7 +76,7 @@ def test_a_failed_removal_fails_every_rank_with_one_line(run, target_dir, failin
     said = str(outcomes[0])
     assert said.startswith(f"cannot remove the run's files: rank {first}: cannot remove from ")
     assert "Is a directory" in said and "\n" not in said
-    assert said.endswith(" (and 1 more ranks)") == (len(failing) == 2)
+    assert said.endswith(" (and 1 more rank)") == (len(failing) == 2)
     # What could be removed was: the ranks did their shares before agreeing.
     assert sorted(p.name for p in target_dir.iterdir()) == sorted(keys[r] for r in failing)
 

@@ -551,7 +551,8 @@ def _remove(world: Comm, target: _engine.Target, run: RunSpec) -> None:
         problem = f"rank {world.rank}: {e.strerror or e}"
     problems = [p for p in world.allgather(problem) if p is not None]
     if problems:
-        more = f" (and {len(problems) - 1} more ranks)" if len(problems) > 1 else ""
+        others = len(problems) - 1
+        more = f" (and {others} more rank{'s' if others > 1 else ''})" if others else ""
         raise RunFailedError(f"cannot remove the run's files: {problems[0]}{more}",
                              every_rank=True)  # fmt: skip
     if world.rank == 0:
