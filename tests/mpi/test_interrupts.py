@@ -398,8 +398,8 @@ def test_sigusr1_prints_every_ranks_stacks_and_the_run_goes_on(
     launched, mpiexec, target_dir, tmp_path
 ):
     """A run that seems stuck says where: SIGUSR1 to mpiexec (or to hpcio, which passes it on
-    to its mpiexec) reaches every rank, and each prints every thread's stack (faulthandler,
-    from C: also while it waits inside MPI or the engine) and goes on."""
+    to its mpiexec) reaches every rank, and each prints every thread's stack (also while it
+    waits inside MPI or the engine) and goes on."""
     out = tmp_path / "r.jsonl"
     if launched == "user-mpiexec":
         job = start(long_run(target_dir, out), SLOW_NODE, launcher=mpiexec(2))
@@ -417,7 +417,8 @@ def test_sigusr1_prints_every_ranks_stacks_and_the_run_goes_on(
 
     before = iterations()
     os.kill(job.pid, signal.SIGUSR1)
-    wait_for(lambda: iterations() > before + 1)  # the ranks were not stopped by it
+    wait_for(lambda: job.poll() is not None or iterations() > before + 1)
+    assert job.poll() is None, job.communicate()[1][-4000:]  # SIGUSR1 did not end a rank
     os.killpg(job.pid, signal.SIGTERM)
     _, err = job.communicate(timeout=120)
     assert_stopped_cleanly(pids, out, target_dir, err)

@@ -56,22 +56,25 @@ def install() -> dict[int, object]:
     handlers they had, for restore()."""
     if threading.current_thread() is not threading.main_thread():
         return {}
-    _print_stacks_on(STACKS_SIGNAL)
-    return {number: signal.signal(number, _interrupt) for number in SIGNALS}
+    handlers: dict[int, object] = {n: signal.signal(n, _interrupt) for n in SIGNALS}
+    handlers[STACKS_SIGNAL] = signal.signal(STACKS_SIGNAL, _print_stacks)
+    return handlers
 
 
 def restore(handlers: dict[int, object]) -> None:
     for number, handler in handlers.items():
-        signal.signal(number, handler)  # type: ignore[arg-type]
-    if handlers:
-        faulthandler.unregister(STACKS_SIGNAL)
+        if handler is not None:  # None: set outside Python, which cannot be put back from here
+            signal.signal(number, handler)  # type: ignore[arg-type]
 
 
-def _print_stacks_on(signal_number: int) -> None:
-    """faulthandler's dump, written by C from the signal handler itself: it comes even when
-    the main thread waits inside MPI or the engine and never returns to Python."""
-    with contextlib.suppress(OSError, ValueError, AttributeError, RuntimeError):
-        faulthandler.register(signal_number, file=2, all_threads=True)  # fd 2: stderr
+def _print_stacks(_signal_number: int, _frame: object) -> None:
+    """Every thread's stack on stderr, read while this thread holds the GIL, so no thread
+    starts, ends or changes its frames meanwhile. faulthandler's own handler read them from
+    C while they ran, and a rank that started a thread per MPI wait crashed (SIGSEGV) on one
+    SIGUSR1 in tens. It comes at once also while the others wait inside MPI or the engine:
+    the main thread waits for them in Python (wait_for)."""
+    with contextlib.suppress(OSError, ValueError):
+        faulthandler.dump_traceback(file=2, all_threads=True)  # fd 2: stderr
 
 
 def _interrupt(signal_number: int, _frame: object) -> None:
