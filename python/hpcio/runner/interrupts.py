@@ -70,9 +70,9 @@ def restore(handlers: dict[int, object]) -> None:
 def _print_stacks(_signal_number: int, _frame: object) -> None:
     """Every thread's stack on stderr, read while this thread holds the GIL, so no thread
     starts, ends or changes its frames meanwhile. faulthandler's own handler read them from
-    C while they ran, and a rank that started a thread per MPI wait crashed (SIGSEGV) on one
-    SIGUSR1 in tens. It comes at once also while the others wait inside MPI or the engine:
-    the main thread waits for them in Python (wait_for)."""
+    C while they ran, and a rank that starts a thread per MPI wait crashed (SIGSEGV) within
+    tens to hundreds of SIGUSR1s. It comes at once also while the others wait inside MPI or
+    the engine: the main thread waits for them in Python (wait_for)."""
     with contextlib.suppress(OSError, ValueError):
         faulthandler.dump_traceback(file=2, all_threads=True)  # fd 2: stderr
 
